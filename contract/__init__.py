@@ -1,0 +1,1 @@
+"""Framework core: importable with no engine installed."""

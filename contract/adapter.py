@@ -1,0 +1,76 @@
+"""The protocol every parser under test implements, and how engines are found.
+
+An engine module (`parsers/reference`, `parsers/vllm`, a test's miniatures, …) exposes
+`ENGINE: str`, `MAPPING: dict[parser name, family name | None]` (importable without the engine)
+and `load() -> Engine`, which imports the engine itself and may raise ImportError (then every cell
+of the engine is `skip`). A parser mapped to `None` has no family fixture yet: `unimplemented`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Protocol
+
+from .family import Family
+from .model import Chunk, Delta, Message, RequestContext
+
+
+class StreamSession(Protocol):
+    """One streamed response: deltas out for every chunk in, then a flush at the end."""
+
+    def feed(self, chunk: Chunk) -> Sequence[Delta]: ...
+
+    def finish(self, stop: str) -> Sequence[Delta]:
+        """`stop` is how generation ended ("stop" or "length"); returns the final deltas."""
+        ...
+
+
+class ParserUnderTest(Protocol):
+    def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message: ...
+
+    def open_stream(self, context: RequestContext) -> StreamSession: ...
+
+
+ParserFactory = Callable[[Family], ParserUnderTest]
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str
+    version: str | None
+    factories: Mapping[str, ParserFactory] = field(default_factory=dict)  # parser name -> factory
+
+
+@dataclass(frozen=True)
+class EngineModule:
+    """An engine as the matrix sees it before (and whether or not) it can be imported."""
+
+    name: str
+    mapping: Mapping[str, str | None]
+    module: ModuleType
+
+    def load(self) -> Engine | str:
+        """The engine, or why it is skipped."""
+        try:
+            return self.module.load()
+        except ImportError as exc:
+            return f"{self.name} is not installed here ({exc})"
+
+
+BUILTIN_ENGINES = {"reference": "parsers.reference"}
+
+
+def engine_module(spec: str) -> EngineModule:
+    """`reference`, or a dotted module path exposing ENGINE, MAPPING and load()."""
+    path = BUILTIN_ENGINES.get(spec, spec)
+    try:
+        module = importlib.import_module(path)
+    except ImportError as exc:
+        raise ValueError(f"--engine {spec!r}: cannot import adapter module {path!r}: {exc}") from exc
+    for attribute in ("ENGINE", "MAPPING", "load"):
+        if not hasattr(module, attribute):
+            raise ValueError(f"--engine {spec!r}: adapter module {path!r} lacks {attribute}")
+    return EngineModule(module.ENGINE, dict(module.MAPPING), module)

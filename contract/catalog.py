@@ -1,0 +1,342 @@
+"""The universal case catalog (shared/CASES.md) as data.
+
+A case is format-independent: declared tools, a scenario made of segments (reasoning, narration,
+calls), a truncation point and the request context. Families render it into wire text
+(`fixtures/`); the expected result is derived from the scenario (`contract.expected`). Ids are
+stable: baselines and expectation files key on them. Never renumber; only add.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from .model import RequestContext, Tool
+
+
+@dataclass(frozen=True)
+class Reasoning:
+    text: str
+
+
+@dataclass(frozen=True)
+class Content:
+    """Narration. `preamble` marks Harmony commentary text addressed to the user."""
+
+    text: str
+    preamble: bool = False
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call the model makes. `raw_arguments` replaces `arguments` when the model wrote invalid JSON;
+    `native_index` is the model's own call counter where the family has native ids."""
+
+    name: str
+    arguments: dict[str, Any]
+    raw_arguments: str | None = None
+    native_index: int | None = None
+
+
+@dataclass(frozen=True)
+class EmptySection:
+    """A tool section (or call block) opened and closed with nothing inside."""
+
+
+Segment = Reasoning | Content | Call | EmptySection
+
+
+class Truncation(Enum):
+    NONE = "none"
+    SECTION_END = "section_end"  # the closing marker of the section / last call is missing
+    IN_ARGUMENTS = "in_arguments"  # generation stopped inside the last call's arguments
+    REASONING_UNCLOSED = "reasoning_unclosed"  # the reasoning closer is absent
+
+
+class Style(Enum):
+    CANONICAL = "canonical"
+    WHITESPACE = "whitespace"  # extra whitespace wherever the format allows it
+    VARIANT = "variant"  # the family's alternate marker spellings
+
+
+class Rule(Enum):
+    """How the observed message is judged: exactly, or against a set of acceptable outcomes."""
+
+    EXACT = "exact"
+    TRUNCATED_ARGUMENTS = "truncated_arguments"
+    MALFORMED_ARGUMENTS = "malformed_arguments"
+    UNKNOWN_TOOL = "unknown_tool"
+
+
+PLACEHOLDERS = ("markers", "opener", "closer")  # filled by each family, see Scenario.specialize
+
+
+@dataclass(frozen=True)
+class Scenario:
+    segments: tuple[Segment, ...]
+    context: RequestContext
+    truncation: Truncation = Truncation.NONE
+    style: Style = Style.CANONICAL
+
+    @property
+    def calls(self) -> tuple[Call, ...]:
+        return tuple(s for s in self.segments if isinstance(s, Call))
+
+    def specialize(self, values: dict[str, str]) -> Scenario:
+        """Fill the family's own spellings into placeholders such as `{markers}`, `{opener}`, `{closer}`."""
+
+        def fill(value: Any) -> Any:
+            if isinstance(value, str):
+                for key, text in values.items():
+                    value = value.replace("{" + key + "}", text)
+                return value
+            if isinstance(value, dict):
+                return {k: fill(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [fill(v) for v in value]
+            return value
+
+        segments = tuple(
+            dataclasses.replace(s, arguments=fill(s.arguments)) if isinstance(s, Call)
+            else dataclasses.replace(s, text=fill(s.text)) if isinstance(s, Reasoning | Content)
+            else s
+            for s in self.segments
+        )
+        context = dataclasses.replace(self.context, prompt_tail=fill(self.context.prompt_tail))
+        return dataclasses.replace(self, segments=segments, context=context)
+
+    def with_context(self, **changes: Any) -> Scenario:
+        return dataclasses.replace(self, context=dataclasses.replace(self.context, **changes))
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    kind: str  # tool | reasoning | harmony
+    title: str
+    scenario: Scenario
+    expected: str  # the catalog's wording of the expected result
+    origin: str  # the bug class the case comes from
+    rule: Rule = Rule.EXACT
+    native_ids: bool = False  # compare tool-call ids exactly
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("tool", "reasoning", "harmony") or not self.id.startswith(self.kind + "."):
+            raise ValueError(f"case {self.id!r}: kind {self.kind!r} does not match its id")
+
+
+def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(required)}
+
+
+GET_WEATHER = Tool(
+    "get_weather",
+    _object({"city": {"type": "string"}, "days": {"type": "integer"}}, ("city",)),
+    "Weather forecast for a city.",
+)
+GET_TIME = Tool("get_time", _object({"tz": {"type": "string"}}, ("tz",)), "Current time in a time zone.")
+SEARCH = Tool(
+    "search", _object({"query": {"type": "string"}, "filters": {"type": "object"}}, ("query",)), "Web search."
+)
+NOOP = Tool("noop", _object({}), "Does nothing.")
+CREATE_ISSUE = Tool(
+    "mcp.github.create-issue_v2",
+    _object({"title": {"type": "string"}, "labels": {"type": "array", "items": {"type": "string"}}}, ("title",)),
+    "An MCP tool whose name has dots, dashes, underscores and digits.",
+)
+CONFIGURE = Tool(
+    "configure",
+    _object(
+        {
+            "count": {"type": "integer"},
+            "ratio": {"type": "number"},
+            "enabled": {"type": "boolean"},
+            "meta": {"type": "object"},
+            "tags": {"type": "array"},
+            "code": {"type": "string"},
+            "note": {"type": ["string", "null"]},
+        }
+    ),
+    "Values of every JSON type, for formats whose values are untyped text.",
+)
+
+DEFAULT_TOOLS = (GET_WEATHER, GET_TIME, SEARCH, NOOP)
+DEFAULT = RequestContext(tools=DEFAULT_TOOLS)
+
+PARIS = Call("get_weather", {"city": "Paris", "days": 3})
+TOKYO_TIME = Call("get_time", {"tz": "Asia/Tokyo"})
+UTC_TIME = Call("get_time", {"tz": "UTC"})
+THOUGHT = "The user wants the weather in Paris, so I should call get_weather."
+ANSWER = "It will be sunny in Paris."
+
+LONG_QUERY = "".join(f"line {i:05d}: the quick brown fox jumps over the lazy dog.\n" for i in range(400))[:16384]
+COMPLEX_ARGUMENTS: dict[str, Any] = {
+    "query": 'naïve café 東京 🌦️ שלום עולם\nsecond line\ttabbed "quoted" back\\slash /',
+    "filters": {
+        "nested": {"list": [1, -2, 3.5, -0.25, 1e-07, 6.02e23, True, False, None], "empty": {}, "none": []},
+        "count": -42,
+        "flag": True,
+        "missing": None,
+        "emoji": "👩‍💻",
+    },
+}
+
+
+def _scenario(*segments: Segment, context: RequestContext = DEFAULT, **kw: Any) -> Scenario:
+    return Scenario(tuple(segments), context, **kw)
+
+
+_HISTORY = (
+    {"role": "user", "content": "Weather in Paris and time in Tokyo, then file an issue."},
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": "functions.get_weather:0",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+            },
+            {
+                "id": "functions.get_time:1",
+                "type": "function",
+                "function": {"name": "get_time", "arguments": '{"tz": "Asia/Tokyo"}'},
+            },
+        ],
+    },
+    {"role": "tool", "tool_call_id": "functions.get_weather:0", "content": "sunny"},
+    {"role": "tool", "tool_call_id": "functions.get_time:1", "content": "09:00"},
+)
+
+TOOL_CASES = (
+    Case("tool.single", "tool", "one call", _scenario(PARIS),
+         "1 call, exact name and arguments; empty content", "baseline"),
+    Case("tool.parallel", "tool", "two calls", _scenario(PARIS, TOKYO_TIME),
+         "both, in order, indexes 0 and 1, distinct ids", "second call dropped or merged"),
+    Case("tool.duplicate", "tool", "same call twice", _scenario(UTC_TIME, UTC_TIME),
+         "two calls, distinct ids", "deduplication by content"),
+    Case("tool.none", "tool", "no tool markup",
+         _scenario(Content(
+             "Compare with `a < b` and `c > d`; sets {1, 2} and lists [3, 4].\n"
+             '```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```\n'
+             "Brackets [like this] and braces {like that} are just text.")),
+         "zero calls; content verbatim", "JSON-looking text taken for a call"),
+    Case("tool.empty_args", "tool", "call without arguments", _scenario(Call("noop", {})),
+         "the call, arguments {} (not \"\", not dropped)", "empty arguments dropped or \"\""),
+    Case("tool.complex_args", "tool", "every JSON value kind", _scenario(Call("search", COMPLEX_ARGUMENTS)),
+         "arguments equal as JSON values", "escaping, unicode and number handling"),
+    Case("tool.marker_in_args", "tool", "markers as literal argument text",
+         _scenario(Call("search", {"query": f"how do I parse {{markers}} in text?"})),
+         "arguments exact", "marker search ignores JSON string context"),
+    Case("tool.long_args", "tool", "16 KiB argument", _scenario(Call("search", {"query": LONG_QUERY})),
+         "exact; also timed", "quadratic re-parsing, buffer limits"),
+    Case("tool.content_before", "tool", "narration then call",
+         _scenario(Content("Let me look that up for you."), PARIS),
+         "content = narration; the call", "narration swallowed by the call parser"),
+    Case("tool.content_after", "tool", "call then narration",
+         _scenario(PARIS, Content("I asked for the forecast.")),
+         "the call; content = trailing narration (not dropped)", "trailing text lost"),
+    Case("tool.content_between", "tool", "call, narration, call",
+         _scenario(PARIS, Content("Now the time as well."), TOKYO_TIME),
+         "both calls; content = narration", "second section ignored"),
+    Case("tool.missing_end", "tool", "section end missing (max_tokens / EOS)",
+         _scenario(PARIS, TOKYO_TIME, truncation=Truncation.SECTION_END),
+         "calls recovered; no markup in content", "calls silently dropped when max_tokens cuts the end marker"),
+    Case("tool.truncated_args", "tool", "stops inside the arguments",
+         _scenario(PARIS, Call("get_time", {"tz": "Europe/Amsterdam"}), truncation=Truncation.IN_ARGUMENTS),
+         "no crash, no markup in content; the fragment as content or as a call's arguments; the earlier call kept",
+         "crash or loss of the earlier call", rule=Rule.TRUNCATED_ARGUMENTS),
+    Case("tool.malformed_args", "tool", "invalid JSON inside complete markers",
+         _scenario(Call("get_weather", {}, raw_arguments="{\"city\": 'Paris', days: 3,}")),
+         "no crash, no silent loss: a call with the raw argument text, or the text as content",
+         "exceptions swallow the whole response", rule=Rule.MALFORMED_ARGUMENTS),
+    Case("tool.unknown_tool", "tool", "call to an undeclared tool",
+         _scenario(Call("delete_files", {"path": "/tmp/cache"})),
+         "no crash, no silent loss: a call or content (recorded)", "undeclared tools dropped silently",
+         rule=Rule.UNKNOWN_TOOL),
+    Case("tool.name_chars", "tool", "dots, dashes, underscores, digits in the name",
+         _scenario(Call(CREATE_ISSUE.name, {"title": "Crash on start"}),
+                   context=RequestContext(tools=(*DEFAULT_TOOLS, CREATE_ISSUE))),
+         "the exact name", "names cut at dots or rejected by a regex"),
+    Case("tool.native_id", "tool", "native ids late in a conversation",
+         _scenario(Call("get_weather", {"city": "Paris", "days": 3}, native_index=2),
+                   Call(CREATE_ISSUE.name, {"title": "Forecast wrong"}, native_index=3),
+                   context=RequestContext(tools=(*DEFAULT_TOOLS, CREATE_ISSUE), history=_HISTORY)),
+         "ids exactly as the model wrote them", "native ids rewritten (multi-turn tool calling breaks)",
+         native_ids=True),
+    Case("tool.whitespace", "tool", "extra whitespace", _scenario(PARIS, TOKYO_TIME, style=Style.WHITESPACE),
+         "same result as the compact form", "regexes without \\s*"),
+    Case("tool.marker_variants", "tool", "alternate marker spellings",
+         _scenario(PARIS, TOKYO_TIME, style=Style.VARIANT),
+         "same result as the canonical spelling", "only one spelling recognized"),
+    Case("tool.empty_section", "tool", "empty section",
+         _scenario(Content("Nothing to call."), EmptySection(), Content("Done.")),
+         "zero calls; surrounding text preserved", "empty section crashes or eats text"),
+    Case("tool.schema_types", "tool", "untyped values typed by the schema",
+         _scenario(Call("configure", {"count": 7, "ratio": 0.5, "enabled": True, "meta": {"a": [1, 2]},
+                                      "tags": ["x", "y"], "code": "42", "note": None}),
+                   context=RequestContext(tools=(*DEFAULT_TOOLS, CONFIGURE))),
+         "values typed by the declared schema; a string stays a string", "\"42\" becomes 42, true becomes \"true\""),
+    Case("tool.entities", "tool", "&, < and &lt; in XML values",
+         _scenario(Call("search", {"query": "fish & chips < 5 &lt;b&gt; AT&amp;T"})),
+         "the family's documented rule", "entities decoded twice or not at all"),
+)
+
+REASONING_CASES = (
+    Case("reasoning.only", "reasoning", "reasoning then answer", _scenario(Reasoning(THOUGHT), Content(ANSWER)),
+         "reasoning r, content answer, no calls", "baseline"),
+    Case("reasoning.prefilled", "reasoning", "opener in the prompt",
+         _scenario(Reasoning(THOUGHT), Content(ANSWER)).with_context(prompt_tail="{opener}"),
+         "reasoning r, content answer", "reasoning leaks into content when the opener is in the prompt"),
+    Case("reasoning.empty", "reasoning", "empty reasoning block (thinking off)",
+         _scenario(Reasoning(""), Content(ANSWER)).with_context(thinking=False),
+         "no reasoning, content answer", "answer taken for reasoning when thinking is off"),
+    Case("reasoning.unterminated", "reasoning", "reasoning never closes",
+         _scenario(Reasoning(THOUGHT + " Still thinking about the best"), truncation=Truncation.REASONING_UNCLOSED),
+         "reasoning = all of it, empty content, no markup anywhere", "unterminated reasoning shown as content"),
+    Case("reasoning.then_tool", "reasoning", "reasoning then a call", _scenario(Reasoning(THOUGHT), PARIS),
+         "reasoning and the call", "call left inside reasoning"),
+    Case("reasoning.then_content_and_tool", "reasoning", "reasoning, narration, call",
+         _scenario(Reasoning(THOUGHT), Content("Checking the forecast."), PARIS),
+         "all three", "narration lost between reasoning and call"),
+    Case("reasoning.implicit_end", "reasoning", "reasoning ended by the tool section",
+         _scenario(Reasoning(THOUGHT), PARIS, truncation=Truncation.REASONING_UNCLOSED)
+         .with_context(prompt_tail="{opener}"),
+         "reasoning = text before the section; the call", "reasoning swallows the tool call"),
+    Case("reasoning.tool_inside", "reasoning", "complete call inside unclosed reasoning",
+         _scenario(Reasoning("I need the forecast first."), PARIS, truncation=Truncation.REASONING_UNCLOSED),
+         "the call is extracted; reasoning = the text before it; no markup in reasoning",
+         "tool call hidden in reasoning_content"),
+    Case("reasoning.interleaved", "reasoning", "reasoning, call, reasoning, call",
+         _scenario(Reasoning("First the weather."), PARIS, Reasoning("Now the time in Tokyo."), TOKYO_TIME),
+         "both calls in order; reasoning = both reasoning texts in order", "second reasoning block as content"),
+    Case("reasoning.marker_text_in_content", "reasoning", "closer quoted in the answer",
+         _scenario(Reasoning("Explain the markers."), Content("Close the block with `{closer}` on its own line.")),
+         "content verbatim", "literal marker text re-parsed after reasoning ended"),
+)
+
+HARMONY_CASES = (
+    Case("harmony.channels", "harmony", "analysis, preamble, final",
+         _scenario(Reasoning(THOUGHT), Content("Let me check.", preamble=True), Content(ANSWER)),
+         "reasoning = analysis; content = preamble + final", "commentary preamble dropped"),
+    Case("harmony.call_after_analysis", "harmony", "analysis then a call", _scenario(Reasoning(THOUGHT), PARIS),
+         "reasoning and the call", "call lost after an analysis message"),
+    Case("harmony.missing_call_end", "harmony", "call cut before <|call|>",
+         _scenario(Reasoning(THOUGHT), PARIS, truncation=Truncation.SECTION_END),
+         "the call recovered or an explicit error; no markup in content", "call dropped without <|call|>"),
+)
+
+CATALOG: tuple[Case, ...] = TOOL_CASES + REASONING_CASES + HARMONY_CASES
+CASES: dict[str, Case] = {c.id: c for c in CATALOG}
+
+if len(CASES) != len(CATALOG):  # pragma: no cover - guards the literal above
+    raise ValueError("duplicate case id in the catalog")
+
+
+def case(case_id: str) -> Case:
+    try:
+        return CASES[case_id]
+    except KeyError:
+        raise KeyError(f"unknown case id {case_id!r}; known: {', '.join(CASES)}") from None

@@ -1,0 +1,211 @@
+"""The checks of DESIGN.md, each a small function returning the failures it finds.
+
+Batch cells run `expected`, `finish_reason`, `markers` and `conservation`; streaming cells add
+`stream_equals_batch`, `delta_protocol`, `duplication` and marker fragments, and measure holdback.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .compare import matches, normalized, squeeze
+from .expected import ExpectedMessage
+from .family import Sample
+from .model import Chunk, Delta, Message
+from .rendering import Kind
+
+
+@dataclass(frozen=True)
+class Failure:
+    check: str
+    detail: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"check": self.check, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class StreamRun:
+    """What one chunking produced: the deltas returned for each chunk, then those of the flush."""
+
+    chunks: tuple[Chunk, ...]
+    per_chunk: tuple[tuple[Delta, ...], ...]
+    final: tuple[Delta, ...]
+
+    @property
+    def deltas(self) -> list[Delta]:
+        return [d for group in self.per_chunk for d in group] + list(self.final)
+
+
+def expected(sample: Sample, observed: Message) -> tuple[list[Failure], list[str], ExpectedMessage]:
+    """Match against the acceptable outcomes; returns failures, notes and the outcome judged against."""
+    outcomes = sample.expected.outcomes
+    for outcome in outcomes:
+        verdict = matches(outcome, observed)
+        if verdict.ok:
+            notes = list(verdict.notes)
+            if len(outcomes) > 1:
+                notes.append(f"acceptable outcome: {outcome.label}")
+            return [], notes, outcome
+    verdict = matches(sample.expected.preferred, observed)
+    failures = [Failure("expected", p) for p in verdict.problems]
+    if len(outcomes) > 1:
+        failures.append(Failure("expected", f"matches none of: {', '.join(o.label for o in outcomes)}"))
+    return failures, list(verdict.notes), sample.expected.preferred
+
+
+def finish_reason(outcome: ExpectedMessage, observed: Message) -> list[Failure]:
+    if observed.finish_reason is None or observed.finish_reason == outcome.finish_reason:
+        return []
+    return [Failure("finish_reason", f"expected {outcome.finish_reason!r}, observed {observed.finish_reason!r}")]
+
+
+def markers(markers: Sequence[str], outcome: ExpectedMessage, observed: Message) -> list[Failure]:
+    """No marker in content or reasoning beyond the ones the outcome itself contains as text."""
+    if outcome.markup_allowed:
+        return []
+    failures = []
+    for field in ("content", "reasoning"):
+        want, got = getattr(outcome, field), getattr(observed, field)
+        for marker in markers:
+            if got.count(marker) > want.count(marker):
+                failures.append(Failure("markers", f"{marker!r} leaked into {field}"))
+    return failures
+
+
+def _fragment(piece: str, markers: Sequence[str]) -> str | None:
+    """A proper prefix of a marker at the end of a piece, or a proper suffix at its start."""
+    for marker in markers:
+        for size in range(len(marker) - 1, 1, -1):
+            if piece.endswith(marker[:size]) or piece.startswith(marker[-size:]):
+                return marker
+    return None
+
+
+def fragments(markers: Sequence[str], outcome: ExpectedMessage, run: StreamRun) -> list[Failure]:
+    """A delta whose text carries part of a split marker, when that text is not in the expected output."""
+    if outcome.markup_allowed:
+        return []
+    failures = []
+    for field in ("content", "reasoning"):
+        want = getattr(outcome, field).strip()
+        shown = ""
+        for delta in run.deltas:
+            piece = getattr(delta, field)
+            if not piece:
+                continue
+            shown += piece
+            if want.startswith(shown.strip()):
+                continue
+            marker = _fragment(piece, markers)
+            if marker:
+                failures.append(Failure("markers", f"fragment of {marker!r} leaked into {field}: {piece!r}"))
+                break
+    return failures
+
+
+def stream_equals_batch(streamed: Message, batch: Message, *, keep_ids: bool) -> list[Failure]:
+    a, b = normalized(streamed, keep_ids=keep_ids), normalized(batch, keep_ids=keep_ids)
+    if a == b:
+        return []
+    differing = [k for k in a if a[k] != b[k]]
+    detail = "; ".join(f"{k}: stream {json.dumps(a[k], ensure_ascii=False)[:120]} "
+                       f"vs batch {json.dumps(b[k], ensure_ascii=False)[:120]}" for k in differing)
+    return [Failure("stream_equals_batch", detail)]
+
+
+def delta_protocol(run: StreamRun) -> list[Failure]:
+    """OpenAI tool-call deltas: first delta of a call has id, type and name; ids stable; indexes contiguous."""
+    problems: list[str] = []
+    ids: dict[int, str | None] = {}
+    finished = False
+    for n, delta in enumerate(run.deltas):
+        if finished and not delta.empty:
+            problems.append(f"delta {n} arrives after finish_reason")
+        if delta.finish_reason is not None:
+            finished = True
+        for call in delta.tool_calls:
+            if call.index not in ids:
+                if call.index != len(ids):
+                    problems.append(f"delta {n}: call index {call.index} appears before index {len(ids)}")
+                missing = [k for k, v in (("id", call.id), ("type", call.type), ("name", call.name)) if not v]
+                if missing or call.type != "function":
+                    problems.append(f"delta {n}: first delta of call {call.index} lacks {', '.join(missing) or 'type'}")
+                ids[call.index] = call.id
+                continue
+            if call.id is not None:
+                what = "repeated (a client concatenates it)" if call.id == ids[call.index] else "changed"
+                problems.append(f"delta {n}: id of call {call.index} {what}: {call.id!r}")
+            if call.name:
+                problems.append(f"delta {n}: name of call {call.index} sent again (a client concatenates it)")
+    return [Failure("delta_protocol", p) for p in dict.fromkeys(problems)][:5]
+
+
+def duplication(outcome: ExpectedMessage, observed: Message, run: StreamRun) -> list[Failure]:
+    """A streamed piece of text that shows up more often than the expected output holds it."""
+    failures = []
+    for field in ("content", "reasoning"):
+        want, got = getattr(outcome, field), getattr(observed, field)
+        if len(squeeze(got)) <= len(squeeze(want)):
+            continue
+        for delta in run.deltas:
+            piece = (getattr(delta, field) or "").strip()
+            if len(piece) >= 3 and got.count(piece) > max(1, want.count(piece)):
+                failures.append(Failure("duplication", f"{field} repeats {piece[:60]!r}"))
+                break
+    return failures
+
+
+def _leaves(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [x for k, v in value.items() for x in (k, *_leaves(v))]
+    if isinstance(value, list):
+        return [x for v in value for x in _leaves(v)]
+    return [value if isinstance(value, str) else json.dumps(value)]
+
+
+def _haystack(observed: Message) -> str:
+    parts = [observed.content, observed.reasoning]
+    for call in observed.tool_calls:
+        parts += [call.name, call.arguments]
+        try:
+            parts += _leaves(json.loads(call.arguments))
+        except ValueError:
+            pass
+    return squeeze("\n".join(parts))
+
+
+def conservation(sample: Sample, observed: Message) -> list[Failure]:
+    """Every narration, reasoning and argument piece of the input survives somewhere in the output."""
+    haystack = _haystack(observed)
+    lost = []
+    for kind in (Kind.CONTENT, Kind.REASONING, Kind.ARGUMENTS):
+        for piece in sample.rendered.pieces(kind):
+            if squeeze(piece) in haystack:
+                continue
+            try:
+                leaves = _leaves(json.loads(piece))
+            except ValueError:
+                leaves = [piece]
+            if any(squeeze(leaf) not in haystack for leaf in leaves):
+                lost.append(piece)
+    return [Failure("conservation", f"lost {len(p)} chars: {p[:80]!r}") for p in lost]
+
+
+def holdback(sample: Sample, markers: Sequence[str], run: StreamRun) -> int:
+    """Most visible characters withheld at any point beyond a possible marker prefix at the end."""
+    text, mask = sample.text, sample.rendered.visible_mask()
+    visible_before = [0]  # visible non-space characters before each offset
+    for i, char in enumerate(text):
+        visible_before.append(visible_before[-1] + (1 if mask[i] and not char.isspace() else 0))
+    worst, end, shown = 0, 0, 0
+    for chunk, group in zip(run.chunks, run.per_chunk, strict=True):
+        end += len(chunk.text)
+        received = text[max(0, end - 64) : end]
+        ambiguous = max((k for m in markers for k in range(1, len(m)) if received.endswith(m[:k])), default=0)
+        shown += sum(len(squeeze((d.content or "") + (d.reasoning or ""))) for d in group)
+        worst = max(worst, visible_before[end - ambiguous] - shown)
+    return worst

@@ -1,0 +1,136 @@
+"""Expected results, derived from a case's scenario and its rendering, never written by hand."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .catalog import Call, Case, Content, Reasoning, Rule, Scenario, Truncation
+from .rendering import Kind, Rendered
+
+
+class _AnyArguments:
+    """Arguments are not judged (the conservation check still requires the text to survive)."""
+
+    def __repr__(self) -> str:
+        return "ANY"
+
+
+ANY_ARGUMENTS = _AnyArguments()
+
+
+@dataclass(frozen=True)
+class RawArguments:
+    """Arguments that are not valid JSON: compared as text, whitespace-insensitively."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ExpectedCall:
+    name: str
+    arguments: Any  # a JSON value (compared as JSON), RawArguments or ANY_ARGUMENTS
+    id: str | None = None  # only for native ids
+
+    def to_json(self) -> dict[str, Any]:
+        if self.arguments is ANY_ARGUMENTS:
+            arguments: Any = "<any>"
+        elif isinstance(self.arguments, RawArguments):
+            arguments = {"raw": self.arguments.text}
+        else:
+            arguments = self.arguments
+        return {"name": self.name, "arguments": arguments, "id": self.id}
+
+
+@dataclass(frozen=True)
+class ExpectedMessage:
+    label: str  # which acceptable outcome this is
+    content: str = ""
+    reasoning: str = ""
+    tool_calls: tuple[ExpectedCall, ...] = ()
+    finish_reason: str = "stop"
+    markup_allowed: bool = False  # an outcome that hands raw markup back as content
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "content": self.content,
+            "reasoning": self.reasoning,
+            "tool_calls": [c.to_json() for c in self.tool_calls],
+            "finish_reason": self.finish_reason,
+            "markup_allowed": self.markup_allowed,
+        }
+
+
+@dataclass(frozen=True)
+class Expected:
+    """The preferred outcome first, then any other acceptable ones."""
+
+    outcomes: tuple[ExpectedMessage, ...]
+
+    @property
+    def preferred(self) -> ExpectedMessage:
+        return self.outcomes[0]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [o.to_json() for o in self.outcomes]
+
+
+def native_id(call: Call) -> str:
+    return f"functions.{call.name}:{call.native_index}"
+
+
+def _expected_call(case: Case, call: Call) -> ExpectedCall:
+    arguments: Any = call.arguments if call.raw_arguments is None else RawArguments(call.raw_arguments)
+    call_id = native_id(call) if case.native_ids and call.native_index is not None else None
+    return ExpectedCall(call.name, arguments, call_id)
+
+
+def finish_reason(scenario: Scenario, stop: str) -> str:
+    if stop == "length":
+        return "length"
+    return "tool_calls" if scenario.calls else "stop"
+
+
+def generation_stop(scenario: Scenario) -> str:
+    """How generation ended: cut by max_tokens, or a normal stop (a call inside unclosed reasoning)."""
+    if scenario.truncation is Truncation.NONE:
+        return "stop"
+    if scenario.truncation is Truncation.REASONING_UNCLOSED and scenario.calls:
+        return "stop"
+    return "length"
+
+
+def derive(case: Case, scenario: Scenario, rendered: Rendered, stop: str) -> Expected:
+    reasoning = "".join(s.text for s in scenario.segments if isinstance(s, Reasoning))
+    content = "".join(s.text for s in scenario.segments if isinstance(s, Content))
+    calls = tuple(_expected_call(case, c) for c in scenario.calls)
+    finish = finish_reason(scenario, stop)
+    exact = ExpectedMessage("exact", content, reasoning, calls, finish)
+    whole_text = ExpectedMessage(
+        "raw text as content", rendered.text, reasoning, (), finish_reason(Scenario((), scenario.context), stop),
+        markup_allowed=True,
+    )
+    if case.rule is Rule.EXACT:
+        return Expected((exact,))
+    if case.rule is Rule.MALFORMED_ARGUMENTS:
+        return Expected((ExpectedMessage("call with raw arguments", content, reasoning, calls, finish), whole_text))
+    if case.rule is Rule.UNKNOWN_TOOL:
+        return Expected((ExpectedMessage("surfaced as a call", content, reasoning, calls, finish), whole_text))
+    if case.rule is Rule.TRUNCATED_ARGUMENTS:
+        *complete, last = calls
+        fragment = rendered.pieces(Kind.ARGUMENTS)[-1]
+        as_call = ExpectedCall(last.name, ANY_ARGUMENTS)
+        return Expected(
+            (
+                ExpectedMessage("fragment as a call", content, reasoning, (*complete, as_call), finish),
+                ExpectedMessage("fragment as content", content + fragment, reasoning, tuple(complete), finish),
+            )
+        )
+    raise ValueError(f"case {case.id}: unhandled rule {case.rule}")  # pragma: no cover
+
+
+def arguments_value(text: str) -> Any:
+    """Parse argument text as JSON, or raise ValueError."""
+    return json.loads(text)

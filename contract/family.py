@@ -1,0 +1,122 @@
+"""Wire-format families and the four states of a (family, case) position.
+
+A family declares its markers, which of them are single tokens, its reasoning style, its native
+id scheme, a grammar renderer, and a position on every case of the catalog: `Render` (a Sample
+is produced) or `NotApplicable(reason)`. A case the family is silent on is `Unimplemented`,
+a hard failure. (`KnownBroken`, the fourth state, is about a parser, see `contract.expectations`.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from .catalog import CATALOG, Case, Scenario
+from .expected import Expected, derive, generation_stop
+from .model import RequestContext
+from .rendering import Rendered, TextBuilder, truncate
+
+
+@dataclass(frozen=True)
+class ReasoningStyle:
+    opener: str
+    closer: str
+    implicit_end: tuple[str, ...] = ()  # markers that end reasoning without a closer
+    interleaved: bool = False  # reasoning may reopen after a tool call
+
+
+@dataclass(frozen=True)
+class Render:
+    """The family renders the case; `note` says what the Sample means for this format."""
+
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class NotApplicable:
+    reason: str
+
+    def __post_init__(self) -> None:
+        if len(self.reason.strip()) < 10:
+            raise ValueError("NotApplicable needs an honest reason, not a placeholder")
+
+
+@dataclass(frozen=True)
+class Unimplemented:
+    family: str
+    case: str
+
+    @property
+    def reason(self) -> str:
+        return f"family {self.family!r} takes no position on case {self.case!r}"
+
+
+Position = Render | NotApplicable
+
+Renderer = Callable[[Scenario, TextBuilder], None]
+
+
+@dataclass(frozen=True)
+class Sample:
+    family: str
+    case: Case
+    scenario: Scenario  # the case's scenario with the family's spellings filled in
+    rendered: Rendered
+    stop: str  # how generation ended: "stop" or "length"
+    expected: Expected
+    note: str = ""
+
+    @property
+    def text(self) -> str:
+        return self.rendered.text
+
+    @property
+    def context(self) -> RequestContext:
+        return self.scenario.context
+
+
+@dataclass(frozen=True, eq=False)  # registry objects: identity, hashable
+class Family:
+    name: str
+    title: str
+    markers: tuple[str, ...]  # every marker string, text-level ones included
+    special_tokens: tuple[str, ...]  # markers that are single special tokens
+    renderer: Renderer
+    positions: Mapping[str, Position]
+    marker_text: str  # the literal markup put into a string argument by tool.marker_in_args
+    reasoning: ReasoningStyle | None = None
+    added_tokens: tuple[str, ...] = ()  # single tokens that are not special (`"special": false`)
+    native_ids: str = ""  # the native tool-call id scheme, "" if none
+    entity_rule: str = ""  # how XML-like values treat &, < and entities
+    corpus: str = field(default="", repr=False)  # extra text to train the family's tokenizer on
+
+    def __post_init__(self) -> None:
+        unknown = set(self.positions) - {c.id for c in CATALOG}
+        if unknown:
+            raise ValueError(f"family {self.name!r}: positions for unknown cases {sorted(unknown)}")
+        for token in (*self.special_tokens, *self.added_tokens):
+            if token not in self.markers:
+                raise ValueError(f"family {self.name!r}: token {token!r} is not among its markers")
+
+    def position(self, case: Case) -> Position | Unimplemented:
+        return self.positions.get(case.id) or Unimplemented(self.name, case.id)
+
+    def placeholders(self) -> dict[str, str]:
+        values = {"markers": self.marker_text}
+        if self.reasoning:
+            values |= {"opener": self.reasoning.opener, "closer": self.reasoning.closer}
+        return values
+
+    def sample(self, case: Case) -> Sample | NotApplicable | Unimplemented:
+        position = self.position(case)
+        if not isinstance(position, Render):
+            return position
+        scenario = case.scenario.specialize(self.placeholders())
+        builder = TextBuilder()
+        try:
+            self.renderer(scenario, builder)
+            rendered = truncate(builder.build(), scenario.truncation)
+        except Exception as exc:
+            raise ValueError(f"fixtures/families/{self.name}.py, case {case.id}: cannot render: {exc}") from exc
+        stop = generation_stop(scenario)
+        return Sample(self.name, case, scenario, rendered, stop, derive(case, scenario, rendered, stop), position.note)

@@ -1,0 +1,195 @@
+"""Grade one parser on one sample in one mode: run it, apply the checks, keep the evidence.
+
+A parser that raises is `error`, one that runs past the deadline is `timeout`; neither escapes
+this module. Generated modes run a hypothesis search over chunkings; on failure hypothesis shrinks
+and the minimal failing chunking is kept.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, given
+from hypothesis import settings as Settings
+
+from . import checks
+from .adapter import ParserUnderTest
+from .assembly import assemble
+from .checks import Failure, StreamRun
+from .chunking import Mode, char_chunks, char_cuts, deterministic_chunkings, token_chunks, token_cuts
+from .deadline import ParserTimeout, deadline
+from .family import Family, Sample
+from .model import Chunk, Message
+from .tokenizer import TokenStream
+
+
+@dataclass(frozen=True)
+class Graded:
+    status: str  # pass | fail | error | timeout
+    failures: tuple[Failure, ...] = ()
+    notes: tuple[str, ...] = ()
+    observed: Message | None = None
+    chunking: tuple[str, ...] | None = None
+    holdback: int | None = None
+    examples: int | None = None
+    error: str | None = None
+
+    @property
+    def checks_failed(self) -> list[str]:
+        return sorted({f.check for f in self.failures})
+
+
+@dataclass
+class Subject:
+    """A parser under test facing one sample."""
+
+    parser: ParserUnderTest
+    family: Family
+    sample: Sample
+    stream: TokenStream
+    timeout: float = 10.0
+    _batch: Message | BaseException | None = field(default=None, repr=False)
+
+    @property
+    def keep_ids(self) -> bool:
+        return self.sample.case.native_ids
+
+    def parse(self) -> Message:
+        with deadline(self.timeout):
+            return self.parser.parse(self.sample.text, self.stream.ids, self.sample.context, self.sample.stop)
+
+    def batch(self) -> Message | BaseException:
+        """The one-shot result, computed once, for stream-equals-batch."""
+        if self._batch is None:
+            try:
+                self._batch = self.parse()
+            except Exception as exc:  # noqa: BLE001 - recorded, never raised
+                self._batch = exc
+        return self._batch
+
+    def run(self, chunks: tuple[Chunk, ...]) -> StreamRun:
+        with deadline(self.timeout):
+            session = self.parser.open_stream(self.sample.context)
+            per_chunk = tuple(tuple(session.feed(chunk)) for chunk in chunks)
+            final = tuple(session.finish(self.sample.stop))
+        return StreamRun(chunks, per_chunk, final)
+
+
+def _error_text(exc: BaseException) -> str:
+    frames = traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-6)
+    return "".join(frames)[-4000:]
+
+
+def _judge_message(subject: Subject, observed: Message) -> tuple[list[Failure], list[str], checks.ExpectedMessage]:
+    failures, notes, outcome = checks.expected(subject.sample, observed)
+    failures += checks.finish_reason(outcome, observed)
+    failures += checks.markers(subject.family.markers, outcome, observed)
+    failures += checks.conservation(subject.sample, observed)
+    return failures, notes, outcome
+
+
+def judge_stream(subject: Subject, run: StreamRun) -> tuple[list[Failure], list[str], Message, int]:
+    observed = assemble(run.deltas)
+    failures, notes, outcome = _judge_message(subject, observed)
+    failures += checks.fragments(subject.family.markers, outcome, run)
+    failures += checks.delta_protocol(run)
+    failures += checks.duplication(outcome, observed, run)
+    batch = subject.batch()
+    if isinstance(batch, Message):
+        failures += checks.stream_equals_batch(observed, batch, keep_ids=subject.keep_ids)
+    else:
+        notes.append("stream_equals_batch not checked: batch parsing raised")
+    return failures, notes, observed, checks.holdback(subject.sample, subject.family.markers, run)
+
+
+def _crash(exc: BaseException, chunking: tuple[str, ...] | None = None) -> Graded:
+    status = "timeout" if isinstance(exc, ParserTimeout) else "error"
+    return Graded(status, (Failure(status, f"{type(exc).__name__}: {exc}"),), chunking=chunking, error=_error_text(exc))
+
+
+def grade_batch(subject: Subject) -> Graded:
+    try:
+        observed = subject.parse()
+    except Exception as exc:  # noqa: BLE001 - a crashing parser is an outcome
+        return _crash(exc)
+    failures, notes, _ = _judge_message(subject, observed)
+    return Graded("fail" if failures else "pass", tuple(failures), tuple(notes), observed)
+
+
+def _grade_chunkings(subject: Subject, chunkings: Iterable[tuple[Chunk, ...]]) -> Graded:
+    first: Graded | None = None
+    worst_holdback = 0
+    for chunks in chunkings:
+        texts = tuple(c.text for c in chunks)
+        try:
+            run = subject.run(chunks)
+            failures, notes, observed, held = judge_stream(subject, run)
+        except Exception as exc:  # noqa: BLE001
+            return _crash(exc, texts)
+        worst_holdback = max(worst_holdback, held)
+        if failures:
+            return Graded("fail", tuple(failures), tuple(notes), observed, texts, worst_holdback)
+        if first is None:
+            first = Graded("pass", (), tuple(notes), observed)
+    assert first is not None, "a mode produced no chunking"
+    return Graded("pass", (), first.notes, first.observed, holdback=worst_holdback)
+
+
+class _Failed(Exception):
+    """Raised inside the hypothesis search so that it shrinks; carries the graded run."""
+
+    def __init__(self, graded: Graded) -> None:
+        super().__init__(graded.failures[0].detail if graded.failures else graded.status)
+        self.graded = graded
+
+
+def _grade_generated(subject: Subject, mode: Mode, settings: Settings) -> Graded:
+    if mode.tier == "char":
+        strategy = char_cuts(subject.sample.text)
+        make: Callable[[list[int]], tuple[Chunk, ...]] = lambda cuts: char_chunks(subject.sample.text, cuts)  # noqa: E731
+    else:
+        strategy = token_cuts(subject.stream)
+        make = lambda cuts: token_chunks(subject.stream, cuts)  # noqa: E731
+    examples = 0
+    worst_holdback = 0
+    timed_out: Graded | None = None
+    last_failure: Graded | None = None
+    first_pass: Graded | None = None
+
+    @Settings(parent=settings, database=None, deadline=None, report_multiple_bugs=False,
+              suppress_health_check=list(HealthCheck))
+    @given(cuts=strategy)
+    def search(cuts: list[int]) -> None:
+        nonlocal examples, worst_holdback, timed_out, last_failure, first_pass
+        examples += 1
+        if timed_out is not None:  # do not spend a deadline on every shrink step
+            raise _Failed(timed_out)
+        graded = _grade_chunkings(subject, [make(cuts)])
+        worst_holdback = max(worst_holdback, graded.holdback or 0)
+        if graded.status == "timeout":
+            timed_out = graded
+        if graded.status != "pass":
+            last_failure = graded
+            raise _Failed(graded)
+        first_pass = first_pass or graded
+
+    try:
+        search()
+    except _Failed as failed:
+        found = timed_out or last_failure or failed.graded
+        return Graded(found.status, found.failures, found.notes, found.observed, found.chunking,
+                      worst_holdback, examples, found.error)
+    except Exception as exc:  # noqa: BLE001 - e.g. hypothesis reporting a flaky parser
+        return _crash(exc)
+    notes, observed = (first_pass.notes, first_pass.observed) if first_pass else ((), None)
+    return Graded("pass", (), notes, observed, holdback=worst_holdback, examples=examples)
+
+
+def grade(subject: Subject, mode: Mode, settings: Settings) -> Graded:
+    if not mode.streaming:
+        return grade_batch(subject)
+    if mode.generated:
+        return _grade_generated(subject, mode, settings)
+    return _grade_chunkings(subject, deterministic_chunkings(mode, subject.stream, subject.family.markers))

@@ -1,0 +1,122 @@
+"""The project's own small message types: what a parser returns, in one shot and as deltas.
+
+These mirror the OpenAI chat fields (`content`, `reasoning_content`, `tool_calls`) without
+depending on any engine's classes, so `contract/` stays importable with no engine installed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A function tool declared in the request, with its JSON schema."""
+
+    name: str
+    parameters: dict[str, Any]
+    description: str = ""
+
+    def openai(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """What the request tells the parser besides the model text.
+
+    `prompt_tail` is the end of the rendered prompt (e.g. a prefilled `<think>`); `history` holds the
+    earlier messages of the conversation in OpenAI form where a case needs them (native ids).
+    """
+
+    tools: tuple[Tool, ...] = ()
+    tool_choice: str = "auto"
+    thinking: bool = True
+    prompt_tail: str = ""
+    history: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def prefilled_reasoning(self) -> bool:
+        return bool(self.prompt_tail)
+
+    def tool(self, name: str) -> Tool | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+    def history_tool_calls(self) -> int:
+        return sum(len(m.get("tool_calls") or ()) for m in self.history)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tools": [t.openai() for t in self.tools],
+            "tool_choice": self.tool_choice,
+            "thinking": self.thinking,
+            "prompt_tail": self.prompt_tail,
+            "history": list(self.history),
+        }
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call as a client sees it: arguments are the JSON text the server returned."""
+
+    name: str
+    arguments: str
+    id: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+
+@dataclass(frozen=True)
+class Message:
+    """The assembled assistant message."""
+
+    content: str = ""
+    reasoning: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "content": self.content,
+            "reasoning": self.reasoning,
+            "tool_calls": [c.to_json() for c in self.tool_calls],
+            "finish_reason": self.finish_reason,
+        }
+
+
+@dataclass(frozen=True)
+class ToolCallDelta:
+    """One OpenAI `choices[0].delta.tool_calls[i]` entry."""
+
+    index: int
+    id: str | None = None
+    type: str | None = None
+    name: str | None = None
+    arguments: str | None = None
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One streamed OpenAI delta; `finish_reason` rides on the last one."""
+
+    content: str | None = None
+    reasoning: str | None = None
+    tool_calls: tuple[ToolCallDelta, ...] = ()
+    finish_reason: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not (self.content or self.reasoning or self.tool_calls or self.finish_reason)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """What one streaming step hands the parser: delta text and, in token tiers, its token ids."""
+
+    text: str
+    token_ids: tuple[int, ...] | None = None

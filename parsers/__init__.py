@@ -1,0 +1,1 @@
+"""Parsers under test: `reference/` (this project's own) and one adapter per external engine."""

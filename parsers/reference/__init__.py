@@ -1,0 +1,51 @@
+"""This project's own parsers: one reasoning + tool pipeline per family, all on one machine."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from contract.adapter import Engine
+from contract.assembly import assemble
+from contract.family import Family
+from contract.model import Chunk, Delta, Message, RequestContext
+
+from .families import GRAMMARS
+from .machine import Grammar, Machine
+
+ENGINE = "reference"
+VERSION = "0.1.0"
+MAPPING: dict[str, str | None] = {name: name for name in GRAMMARS}
+
+
+class _Session:
+    def __init__(self, machine: Machine) -> None:
+        self.machine = machine
+
+    def feed(self, chunk: Chunk) -> Sequence[Delta]:
+        return self.machine.feed(chunk.text)
+
+    def finish(self, stop: str) -> Sequence[Delta]:
+        return self.machine.finish(stop)
+
+
+@dataclass(frozen=True)
+class ReferenceParser:
+    family: Family
+    grammar: Grammar
+
+    def open_stream(self, context: RequestContext) -> _Session:
+        return _Session(Machine(self.grammar, self.family.reasoning, context))
+
+    def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
+        """One shot is the same machine fed a single delta."""
+        machine = Machine(self.grammar, self.family.reasoning, context)
+        return assemble([*machine.feed(text), *machine.finish(stop)])
+
+
+def load() -> Engine:
+    return Engine(
+        ENGINE,
+        VERSION,
+        {name: (lambda family, grammar=grammar: ReferenceParser(family, grammar)) for name, grammar in GRAMMARS.items()},
+    )

@@ -1,0 +1,60 @@
+"""Calls as a grammar sees them while text streams in, and the deltas that announce them."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from contract.model import Delta, ToolCallDelta
+
+
+@dataclass
+class PartialCall:
+    """A call being parsed. `arguments` only ever grows (the stream has already shown its prefix)."""
+
+    name: str | None = None
+    id: str | None = None  # a native id from the model text
+    arguments: str = ""
+
+
+@dataclass
+class Emitter:
+    """Collects what the machine releases, merging neighbours into few OpenAI deltas."""
+
+    deltas: list[Delta] = field(default_factory=list)
+    calls_started: int = 0
+    _shown: dict[int, int] = field(default_factory=dict)  # call index -> argument chars sent
+
+    def text(self, kind: str, text: str) -> None:
+        if not text:
+            return
+        last = self.deltas[-1] if self.deltas else None
+        if kind == "content":
+            if last and last.content is not None and not last.tool_calls and last.reasoning is None:
+                self.deltas[-1] = Delta(content=last.content + text)
+            else:
+                self.deltas.append(Delta(content=text))
+        elif last and last.reasoning is not None and not last.tool_calls and last.content is None:
+            self.deltas[-1] = Delta(reasoning=last.reasoning + text)
+        else:
+            self.deltas.append(Delta(reasoning=text))
+
+    def sync(self, base: int, calls: list[PartialCall]) -> None:
+        """Announce calls whose name is known and send argument text not sent yet."""
+        for offset, call in enumerate(calls):
+            index = base + offset
+            if call.name is None:
+                return  # a call is announced only after every earlier one
+            if index not in self._shown:
+                call_id = call.id or f"call_{uuid.uuid4().hex[:24]}"
+                self.deltas.append(Delta(tool_calls=(ToolCallDelta(index, call_id, "function", call.name, ""),)))
+                self._shown[index] = 0
+                self.calls_started = max(self.calls_started, index + 1)
+            sent = self._shown[index]
+            if len(call.arguments) > sent:
+                self.deltas.append(Delta(tool_calls=(ToolCallDelta(index, arguments=call.arguments[sent:]),)))
+                self._shown[index] = len(call.arguments)
+
+    def take(self) -> list[Delta]:
+        out, self.deltas = self.deltas, []
+        return out

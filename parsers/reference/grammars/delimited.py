@@ -1,0 +1,111 @@
+"""Sections of marker-delimited calls: BEGIN ( CALL_BEGIN head SEP json CALL_END )* END.
+
+Kimi K2 (head = `functions.NAME:IDX`, a native id), DeepSeek V3.1-style formats (head = NAME).
+The JSON is streamed as written; a call end inside a JSON string is text, not a marker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+
+from ..calls import PartialCall
+from ..scan import JsonStrings, find_first, partial_tail
+
+Head = tuple[str, str | None]  # (name, native id or None)
+
+
+@dataclass(frozen=True)
+class DelimitedSpec:
+    ends: tuple[str, ...]  # section end markers
+    call_begin: str
+    separator: str  # between the head and the arguments
+    call_end: str
+    head: Callable[[str], Head]
+
+
+class _At(Enum):
+    BETWEEN = 0
+    HEAD = 1
+    ARGUMENTS = 2
+
+
+class DelimitedSection:
+    def __init__(self, spec: DelimitedSpec) -> None:
+        self.spec = spec
+        self.calls: list[PartialCall] = []
+        self.at = _At.BETWEEN
+        self.buffer = ""
+        self.head = ""
+        self.strings = JsonStrings()
+        self.pending_space = ""  # whitespace inside arguments, released once more text follows
+        self.stray = ""  # raw text that is no call, shown as content
+
+    def _arguments(self, text: str) -> None:
+        call = self.calls[-1]
+        if not call.arguments:
+            text = text.lstrip()
+        body = text.rstrip()
+        if body:
+            call.arguments += self.pending_space + body
+            self.pending_space = text[len(body) :]
+        else:
+            self.pending_space += text
+
+    def feed(self, text: str) -> str | None:
+        self.buffer += text
+        spec = self.spec
+        while True:
+            if self.at is _At.ARGUMENTS:
+                at, marker = self.strings.find_outside(self.buffer, (spec.call_end, *spec.ends, spec.call_begin))
+                self._arguments(self.buffer[:at])
+                self.buffer = self.buffer[at:]
+                if marker is None:
+                    return None
+                if marker == spec.call_end:
+                    self.buffer = self.buffer[len(marker) :]
+                self.at, self.pending_space, self.strings = _At.BETWEEN, "", JsonStrings()
+                continue
+            markers = (spec.separator, spec.call_end) if self.at is _At.HEAD else (spec.call_begin, *spec.ends)
+            hit = find_first(self.buffer, markers)
+            if hit is None:
+                keep = partial_tail(self.buffer, markers)
+                consumed, self.buffer = self.buffer[: len(self.buffer) - keep], self.buffer[len(self.buffer) - keep :]
+                if self.at is _At.HEAD:
+                    self.head += consumed
+                else:
+                    self._stray(consumed)
+                return None
+            at, marker = hit
+            before, self.buffer = self.buffer[:at], self.buffer[at + len(marker) :]
+            if self.at is _At.HEAD:
+                self.head += before
+                self._start_call()
+                if marker == spec.call_end:  # a call without arguments
+                    self.calls[-1].arguments = "{}"
+                    self.at = _At.BETWEEN
+                continue
+            self._stray(before)
+            if marker == spec.call_begin:
+                self.at, self.head = _At.HEAD, ""
+                continue
+            return self.buffer  # the section ended
+
+    def _stray(self, text: str) -> None:
+        if text.strip():
+            self.stray += text
+
+    def _start_call(self) -> None:
+        name, native = self.spec.head(self.head.strip())
+        self.calls.append(PartialCall(name=name, id=native))
+        self.at = _At.ARGUMENTS
+
+    def finish(self) -> None:
+        if self.at is _At.ARGUMENTS:
+            self._arguments(self.buffer)
+        elif self.at is _At.HEAD:
+            self._stray(self.spec.call_begin + self.head + self.buffer)
+        else:
+            self._stray(self.buffer)
+        self.buffer = ""

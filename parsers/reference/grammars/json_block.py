@@ -1,0 +1,100 @@
+"""One call per block, written as a JSON object: OPEN {"name": N, "arguments": {...}} CLOSE.
+
+Hermes / Qwen2.5 / Qwen3 and its relatives. Key order is free. The arguments value is streamed
+as the model writes it, holding back trailing `}` and whitespace that may belong to the outer
+object; a CLOSE marker inside a JSON string is text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from ..calls import PartialCall
+from ..scan import JsonStrings
+
+_DECODER = json.JSONDecoder()
+
+
+@dataclass(frozen=True)
+class JsonBlockSpec:
+    open: str
+    close: str
+    name_keys: tuple[str, ...] = ("name",)
+    argument_keys: tuple[str, ...] = ("arguments", "parameters")
+
+    def name_pattern(self) -> re.Pattern[str]:
+        keys = "|".join(map(re.escape, self.name_keys))
+        return re.compile(rf'"(?:{keys})"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+    def arguments_pattern(self) -> re.Pattern[str]:
+        keys = "|".join(map(re.escape, self.argument_keys))
+        return re.compile(rf'"(?:{keys})"\s*:\s*')
+
+
+class JsonBlock:
+    def __init__(self, spec: JsonBlockSpec) -> None:
+        self.spec = spec
+        self.calls: list[PartialCall] = []
+        self.body = ""  # everything after OPEN, up to what has been scanned
+        self.pending = ""  # text not scanned yet (could begin CLOSE)
+        self.strings = JsonStrings()
+        self.name: str | None = None
+        self.arguments_at: int | None = None
+        self.stray = ""  # raw text that is no call, shown as content
+        self._name_re = spec.name_pattern()
+        self._arguments_re = spec.arguments_pattern()
+
+    def _locate(self) -> None:
+        if self.name is None and (m := self._name_re.search(self.body)):
+            self.name = json.loads(f'"{m.group(1)}"')
+        if self.arguments_at is None and (m := self._arguments_re.search(self.body)):
+            self.arguments_at = m.end()
+        if self.name is not None and not self.calls:
+            self.calls.append(PartialCall(name=self.name))
+
+    def _stream_arguments(self) -> None:
+        if self.calls and self.arguments_at is not None:
+            shown = self.body[self.arguments_at :].rstrip(" \t\r\n}")
+            if len(shown) > len(self.calls[0].arguments):
+                self.calls[0].arguments = shown
+
+    def _final_arguments(self) -> str:
+        assert self.arguments_at is not None
+        try:
+            _, end = _DECODER.raw_decode(self.body, self.arguments_at)
+            return self.body[self.arguments_at : end]
+        except ValueError:
+            raw = self.body[self.arguments_at :].rstrip()
+            return raw[:-1].rstrip() if raw.endswith("}") and raw.count("{") < raw.count("}") else raw
+
+    def _complete(self, closed: bool) -> None:
+        """Settle the call at the end of the block; a block with no call name becomes content."""
+        self._locate()
+        if not self.calls:
+            if self.body.strip():
+                self.stray = self.spec.open + self.body + (self.spec.close if closed else "")
+            return
+        call = self.calls[0]
+        final = self._final_arguments() if self.arguments_at is not None else "{}"
+        if final.startswith(call.arguments):
+            call.arguments = final
+
+    def feed(self, text: str) -> str | None:
+        self.pending += text
+        at, marker = self.strings.find_outside(self.pending, (self.spec.close,))
+        self.body += self.pending[:at]
+        self.pending = self.pending[at:]
+        if marker is None:
+            self._locate()
+            self._stream_arguments()
+            return None
+        self._complete(closed=True)
+        leftover, self.pending = self.pending[len(marker) :], ""
+        return leftover
+
+    def finish(self) -> None:
+        self.body += self.pending
+        self.pending = ""
+        self._complete(closed=False)

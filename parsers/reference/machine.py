@@ -1,0 +1,148 @@
+"""The reference streaming machine: reasoning, content and tool sections, shared by every family.
+
+It never releases text that could still be the start of a marker, and one-shot parsing is the
+same machine fed a single delta, so batch and stream cannot drift apart. What differs between
+families is the `Grammar` (which markers open a section, and the codec that reads one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+from contract.family import ReasoningStyle
+from contract.model import Delta, RequestContext
+
+from .calls import Emitter, PartialCall
+from .scan import find_first, partial_tail
+
+
+class SectionCodec(Protocol):
+    """Reads one tool section (or call block) from the text after its opening marker."""
+
+    calls: list[PartialCall]
+    stray: str  # raw text that turned out to be no call: the machine shows it as content
+
+    def feed(self, text: str) -> str | None:
+        """Consume text; once the section has ended, return the text that follows it."""
+        ...
+
+    def finish(self) -> None:
+        """End of stream inside the section: complete what can be completed."""
+        ...
+
+
+@dataclass(frozen=True)
+class Grammar:
+    starts: tuple[str, ...]  # markers that open a section
+    open: Callable[[str, RequestContext], SectionCodec]
+
+
+class State(Enum):
+    START = "start"  # nothing decided yet: reasoning may open
+    CONTENT = "content"
+    REASONING = "reasoning"
+    SECTION = "section"
+
+
+class Machine:
+    def __init__(self, grammar: Grammar, reasoning: ReasoningStyle | None, context: RequestContext) -> None:
+        self.grammar = grammar
+        self.reasoning = reasoning
+        self.context = context
+        prefilled = reasoning is not None and context.thinking and context.prompt_tail.endswith(reasoning.opener)
+        self.state = State.REASONING if prefilled else State.START
+        self.buffer = ""
+        self.codec: SectionCodec | None = None
+        self.base = 0  # index of the current section's first call
+        self.out = Emitter()
+
+    def _markers(self) -> Sequence[str]:
+        style = self.reasoning
+        if self.state is State.REASONING and style:
+            return (style.closer, *style.implicit_end)
+        if self.state is State.START and style:
+            return (style.opener, *self.grammar.starts)
+        if self.state is State.CONTENT and style and style.interleaved:
+            return (style.opener, *self.grammar.starts)
+        return self.grammar.starts
+
+    def _release(self, text: str) -> None:
+        self.out.text("reasoning" if self.state is State.REASONING else "content", text)
+
+    def _enter(self, marker: str) -> None:
+        style = self.reasoning
+        if marker in self.grammar.starts:
+            self.codec = self.grammar.open(marker, self.context)
+            self.base = self.out.calls_started
+            self.state = State.SECTION
+        elif style and marker == style.opener:
+            self.state = State.REASONING
+        else:
+            self.state = State.CONTENT
+
+    def _undecided_start(self, final: bool) -> bool:
+        """At the very start, hold leading whitespace and a possible opener prefix."""
+        assert self.reasoning is not None
+        head = self.buffer.lstrip()
+        if head.startswith(self.reasoning.opener):
+            self.buffer = head
+            return False
+        if not final and (not head or self.reasoning.opener.startswith(head)):
+            return True
+        self.state = State.CONTENT
+        return False
+
+    def _section(self) -> bool:
+        """Feed the open section; True when it ended and scanning goes on after it."""
+        assert self.codec is not None
+        text, self.buffer = self.buffer, ""
+        leftover = self.codec.feed(text)
+        self._collect()
+        if leftover is None:
+            return False
+        self.codec, self.state, self.buffer = None, State.CONTENT, leftover
+        return True
+
+    def _collect(self) -> None:
+        assert self.codec is not None
+        self.out.sync(self.base, self.codec.calls)
+        if self.codec.stray:
+            self.out.text("content", self.codec.stray)
+            self.codec.stray = ""
+
+    def _run(self, final: bool) -> None:
+        while True:
+            if self.state is State.SECTION:
+                if not self.buffer or not self._section():
+                    return
+                continue
+            if self.state is State.START and self.reasoning and self._undecided_start(final):
+                return
+            markers = self._markers()
+            hit = find_first(self.buffer, markers)
+            if hit:
+                at, marker = hit
+                self._release(self.buffer[:at])
+                self.buffer = self.buffer[at + len(marker) :]
+                self._enter(marker)
+                continue
+            keep = 0 if final else partial_tail(self.buffer, markers)
+            self._release(self.buffer[: len(self.buffer) - keep])
+            self.buffer = self.buffer[len(self.buffer) - keep :]
+            return
+
+    def feed(self, text: str) -> list[Delta]:
+        self.buffer += text
+        self._run(final=False)
+        return self.out.take()
+
+    def finish(self, stop: str) -> list[Delta]:
+        self._run(final=True)
+        if self.codec is not None:
+            self.codec.finish()
+            self._collect()
+        reason = "length" if stop == "length" else ("tool_calls" if self.out.calls_started else "stop")
+        return [*self.out.take(), Delta(finish_reason=reason)]
