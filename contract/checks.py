@@ -145,17 +145,25 @@ def delta_protocol(run: StreamRun) -> list[Failure]:
 
 
 def duplication(outcome: ExpectedMessage, observed: Message, run: StreamRun) -> list[Failure]:
-    """A streamed piece of text that shows up more often than the expected output holds it."""
+    """Streamed text sent twice: a piece that repeats what was just sent, or shows up more often
+    than the expected output holds it."""
     failures = []
     for field in ("content", "reasoning"):
         want, got = getattr(outcome, field), getattr(observed, field)
         if len(squeeze(got)) <= len(squeeze(want)):
             continue
+        shown = ""
         for delta in run.deltas:
-            piece = (getattr(delta, field) or "").strip()
-            if len(piece) >= 3 and got.count(piece) > max(1, want.count(piece)):
+            piece = getattr(delta, field) or ""
+            if not piece.strip():
+                shown += piece
+                continue
+            resent = shown.endswith(piece) and not squeeze(want).startswith(squeeze(shown + piece))
+            repeated = len(piece.strip()) >= 3 and got.count(piece.strip()) > max(1, want.count(piece.strip()))
+            if resent or repeated:
                 failures.append(Failure("duplication", f"{field} repeats {piece[:60]!r}"))
                 break
+            shown += piece
     return failures
 
 

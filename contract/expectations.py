@@ -153,3 +153,27 @@ def update(path: Path, engine: str, cells: Iterable[Mapping[str, Any]]) -> tuple
     body = tomli_w.dumps({"known_broken": [e.to_toml() for e in ordered]}, multiline_strings=True) if ordered else ""
     path.write_text(header + body, encoding="utf-8")
     return added, refreshed, removed
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m contract.expectations RESULTS [--dir DIR]`: refresh every engine's file from a run."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m contract.expectations", description=main.__doc__)
+    parser.add_argument("results", type=Path)
+    parser.add_argument("--dir", type=Path, default=Path(__file__).parents[1] / "fixtures" / "expectations")
+    args = parser.parse_args(argv)
+    try:
+        cells = json.loads(args.results.read_text(encoding="utf-8"))["cells"]
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"{args.results}: cannot read cells: {exc}")
+        return 2
+    for engine in sorted({c["engine"] for c in cells}):
+        path = args.dir / f"{engine}.toml"
+        added, refreshed, removed = update(path, engine, cells)
+        print(f"{path}: {added} added (untriaged), {refreshed} refreshed, {removed} removed")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

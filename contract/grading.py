@@ -147,10 +147,10 @@ class _Failed(Exception):
 
 def _grade_generated(subject: Subject, mode: Mode, settings: Settings) -> Graded:
     if mode.tier == "char":
-        strategy = char_cuts(subject.sample.text)
+        strategy = char_cuts(subject.sample.text, subject.family.markers)
         make: Callable[[list[int]], tuple[Chunk, ...]] = lambda cuts: char_chunks(subject.sample.text, cuts)  # noqa: E731
     else:
-        strategy = token_cuts(subject.stream)
+        strategy = token_cuts(subject.stream, subject.family.markers)
         make = lambda cuts: token_chunks(subject.stream, cuts)  # noqa: E731
     examples = 0
     worst_holdback = 0
@@ -164,16 +164,16 @@ def _grade_generated(subject: Subject, mode: Mode, settings: Settings) -> Graded
     def search(cuts: list[int]) -> None:
         nonlocal examples, worst_holdback, timed_out, last_failure, first_pass
         examples += 1
-        if timed_out is not None:  # do not spend a deadline on every shrink step
-            raise _Failed(timed_out)
-        graded = _grade_chunkings(subject, [make(cuts)])
+        # after one timeout, do not spend a deadline on every shrink step
+        graded = timed_out or _grade_chunkings(subject, [make(cuts)])
         worst_holdback = max(worst_holdback, graded.holdback or 0)
+        if graded.status == "pass":
+            first_pass = first_pass or graded
+            return
         if graded.status == "timeout":
             timed_out = graded
-        if graded.status != "pass":
-            last_failure = graded
-            raise _Failed(graded)
-        first_pass = first_pass or graded
+        last_failure = graded
+        raise _Failed(graded)  # the single raise site: hypothesis treats sites as distinct bugs
 
     try:
         search()
@@ -182,7 +182,11 @@ def _grade_generated(subject: Subject, mode: Mode, settings: Settings) -> Graded
         return Graded(found.status, found.failures, found.notes, found.observed, found.chunking,
                       worst_holdback, examples, found.error)
     except Exception as exc:  # noqa: BLE001 - e.g. hypothesis reporting a flaky parser
-        return _crash(exc)
+        if last_failure is None:
+            return _crash(exc)
+        notes = (*last_failure.notes, f"hypothesis could not replay the failure: {type(exc).__name__}")
+        return Graded(last_failure.status, last_failure.failures, notes, last_failure.observed,
+                      last_failure.chunking, worst_holdback, examples, last_failure.error)
     notes, observed = (first_pass.notes, first_pass.observed) if first_pass else ((), None)
     return Graded("pass", (), notes, observed, holdback=worst_holdback, examples=examples)
 

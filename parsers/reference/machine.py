@@ -100,18 +100,23 @@ class Machine:
         assert self.codec is not None
         text, self.buffer = self.buffer, ""
         leftover = self.codec.feed(text)
-        self._collect()
+        self._collect(ended=leftover is not None)
         if leftover is None:
             return False
         self.codec, self.state, self.buffer = None, State.CONTENT, leftover
         return True
 
-    def _collect(self) -> None:
+    def _collect(self, ended: bool) -> None:
+        """Announce the open section's calls (and any stray text) as far as they are known."""
         assert self.codec is not None
         self.out.sync(self.base, self.codec.calls)
         if self.codec.stray:
             self.out.text("content", self.codec.stray)
             self.codec.stray = ""
+
+    def _keep(self, markers: Sequence[str]) -> int:
+        """How much of the buffer's end to withhold: exactly what could still begin a marker."""
+        return partial_tail(self.buffer, markers)
 
     def _run(self, final: bool) -> None:
         while True:
@@ -129,7 +134,7 @@ class Machine:
                 self.buffer = self.buffer[at + len(marker) :]
                 self._enter(marker)
                 continue
-            keep = 0 if final else partial_tail(self.buffer, markers)
+            keep = 0 if final else self._keep(markers)
             self._release(self.buffer[: len(self.buffer) - keep])
             self.buffer = self.buffer[len(self.buffer) - keep :]
             return
@@ -143,6 +148,6 @@ class Machine:
         self._run(final=True)
         if self.codec is not None:
             self.codec.finish()
-            self._collect()
+            self._collect(ended=False)
         reason = "length" if stop == "length" else ("tool_calls" if self.out.calls_started else "stop")
         return [*self.out.take(), Delta(finish_reason=reason)]

@@ -1,0 +1,330 @@
+"""The self-contained HTML coverage matrix."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import unicodedata
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader
+from markupsafe import Markup
+
+from reports.load import MODES, OUTCOMES
+from reports.summary import all_parsers, count_outcomes, format_score, outcome_counts, parser_scores, score
+
+SEVERITY = ("error", "timeout", "unimplemented", "changed", "fixed", "fail", "xfail", "skip", "pass", "n/a")
+SYMBOLS = {
+    "pass": "✓",
+    "fail": "✗",
+    "xfail": "⊘",
+    "fixed": "↑",
+    "changed": "Δ",
+    "n/a": "–",
+    "unimplemented": "?",
+    "error": "!",
+    "timeout": "⧗",
+    "skip": "·",
+}
+MEANINGS = {
+    "pass": "passes",
+    "fail": "fails",
+    "xfail": "known broken, unchanged",
+    "fixed": "known broken, now passes",
+    "changed": "known broken, differently",
+    "n/a": "not applicable to the format",
+    "unimplemented": "family takes no position",
+    "error": "adapter or parser crashed",
+    "timeout": "timed out",
+    "skip": "engine not installed",
+}
+KIND_ORDER = ("tool", "reasoning", "harmony")
+_MESSAGE_KEYS = ("content", "reasoning", "tool_calls", "finish_reason")
+_CALL_KEYS = ("name", "arguments", "id")
+_SHOWN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"})
+
+_ENV = Environment(
+    loader=FileSystemLoader(Path(__file__).parent / "templates"),
+    autoescape=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def worst_outcome(outcomes: Iterable[str]) -> str:
+    """The most severe of some outcomes (error first, n/a last)."""
+    return min(outcomes, key=SEVERITY.index)
+
+
+def reveal(text: str) -> list[tuple[str, bool]]:
+    """Split text into (piece, is_marker) runs with invisible characters replaced by visible markers.
+
+    Newline -> ↵ plus a real line break, tab -> →, leading/trailing spaces of a line -> ·, any other
+    control, format (zero-width, bidi), separator or unassigned character -> ⟨U+XXXX⟩.
+    """
+    runs: list[tuple[str, bool]] = []
+
+    def add(piece: str, marker: bool) -> None:
+        if runs and runs[-1][1] == marker:
+            runs[-1] = (runs[-1][0] + piece, marker)
+        else:
+            runs.append((piece, marker))
+
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        body = line.strip(" ")
+        lead = len(line) - len(line.lstrip(" ")) if body else len(line)
+        trail = len(line) - len(line.rstrip(" ")) if body else 0
+        if lead:
+            add("·" * lead, True)
+        for char in line[lead : len(line) - trail]:
+            if char == "\t":
+                add("→", True)
+            elif char != " " and unicodedata.category(char) in _SHOWN_CATEGORIES:
+                add(f"⟨U+{ord(char):04X}⟩", True)
+            else:
+                add(char, False)
+        if trail:
+            add("·" * trail, True)
+        if number < len(lines) - 1:
+            add("↵", True)
+            add("\n", False)
+    return runs
+
+
+def _arguments(value: Any) -> Any:
+    """Observed arguments as a JSON value when they are a JSON string, for a readable diff."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _message_lines(message: dict[str, Any], observed: bool, ids: bool) -> list[str]:
+    """A message as pretty JSON lines; tool-call ids left out when `ids` is false."""
+    shown = {key: message.get(key) for key in _MESSAGE_KEYS}
+    if isinstance(shown["tool_calls"], list):
+        keys = _CALL_KEYS if ids else _CALL_KEYS[:2]
+        shown["tool_calls"] = [
+            {
+                key: _arguments(call.get(key)) if observed and key == "arguments" else call.get(key)
+                for key in keys
+            }
+            for call in shown["tool_calls"]
+        ]
+    return json.dumps(shown, indent=2, ensure_ascii=False).splitlines()
+
+
+def _context_lines(lines: list[str]) -> list[tuple[str, str]]:
+    return [("ctx", "  " + line) for line in lines]
+
+
+def _line_diff(old: list[str], new: list[str]) -> list[tuple[str, str]]:
+    """Full-context line diff as (css class, line) pairs."""
+    lines: list[tuple[str, str]] = []
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            lines += [("ctx", "  " + line) for line in old[i1:i2]]
+        else:
+            lines += [("del", "- " + line) for line in old[i1:i2]]
+            lines += [("add", "+ " + line) for line in new[j1:j2]]
+    return lines
+
+
+def _unified_lines(diff: str) -> list[tuple[str, str]]:
+    """A unified diff string as (css class, line) pairs."""
+    classes = {"+": "add", "-": "del", "@": "hunk"}
+    return [
+        ("hunk" if line.startswith(("+++", "---")) else classes.get(line[:1], "ctx"), line)
+        for line in diff.splitlines()
+    ]
+
+
+def diff_blocks(cell: dict[str, Any]) -> list[dict[str, Any]]:
+    """Expected outcomes vs the observed message (one block per acceptable outcome), plus a `changed` diff.
+
+    Tool-call ids are compared only when the expected outcome pins them (a native id scheme).
+    """
+    expected, observed = cell.get("expected") or [], cell.get("observed")
+    blocks = []
+    for number, alternative in enumerate(expected):
+        label = alternative.get("label") or f"#{number + 1}"
+        ids = any(call.get("id") is not None for call in alternative.get("tool_calls") or [])
+        wanted = _message_lines(alternative, observed=False, ids=ids)
+        if observed is None:
+            blocks.append(
+                {"title": f"expected “{label}” (nothing observed)", "lines": _context_lines(wanted)}
+            )
+        else:
+            got = _message_lines(observed, observed=True, ids=ids)
+            blocks.append(
+                {"title": f"expected “{label}” (−) vs observed (+)", "lines": _line_diff(wanted, got)}
+            )
+    if observed is not None and not expected:
+        lines = _context_lines(_message_lines(observed, observed=True, ids=True))
+        blocks.append({"title": "observed", "lines": lines})
+    if cell.get("diff"):
+        blocks.append({"title": "recorded (−) vs now observed (+)", "lines": _unified_lines(cell["diff"])})
+    return blocks
+
+
+def _mode_detail(cell: dict[str, Any], inputs: dict[str, int]) -> dict[str, Any]:
+    source = cell.get("input")
+    if source is not None:
+        inputs.setdefault(source.get("text") or "", len(inputs))
+        token_ids = source.get("token_ids")
+        source = {
+            "text": inputs[source.get("text") or ""],
+            "tokens": None if token_ids is None else len(token_ids),
+            "stop": source.get("stop"),
+            "context": json.dumps(source.get("context") or {}, indent=2, ensure_ascii=False),
+        }
+    chunking = cell.get("chunking")
+    return {
+        "mode": cell["mode"],
+        "tier": cell.get("tier"),
+        "outcome": cell["outcome"],
+        "failures": cell.get("failures") or [],
+        "notes": cell.get("notes") or [],
+        "reason": cell.get("reason"),
+        "link": cell.get("link"),
+        "untriaged": bool(cell.get("untriaged")),
+        "input": source,
+        "diff": diff_blocks(cell),
+        "chunking": None if chunking is None else [reveal(delta) for delta in chunking],
+        "holdback": cell.get("holdback"),
+        "examples": cell.get("examples"),
+        "duration_s": cell.get("duration_s"),
+        "error": cell.get("error"),
+        "rerun": cell.get("rerun"),
+    }
+
+
+def _mode_key(cell: dict[str, Any]) -> tuple[int, str]:
+    return (MODES.index(cell["mode"]) if cell["mode"] in MODES else len(MODES), cell["mode"])
+
+
+def script_json(value: Any) -> Markup:
+    """JSON safe to place inside a <script> element: no `<`, `>` or `&` survive."""
+    text = json.dumps(value, separators=(",", ":"))
+    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{seconds:.1f} s" if seconds < 60 else f"{minutes} min {rest} s"
+
+
+def _case_groups(cases: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Cases grouped by kind: tool, reasoning, harmony, then any other kind; catalog order within a kind."""
+    kinds = list(KIND_ORDER) + sorted({case["kind"] for case in cases} - set(KIND_ORDER))
+    groups = [(kind, [case for case in cases if case["kind"] == kind]) for kind in kinds]
+    return [(kind, members) for kind, members in groups if members]
+
+
+def _engine_group(run: dict[str, Any], engine: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """An engine header row (name, version or "not installed", tooltip) with its parser rows."""
+    info = run["engines"].get(engine) or {}
+    if info.get("available", True):
+        label, tip = info.get("version") or "version unknown", ""
+    else:
+        label, tip = "not installed", info.get("skip_reason") or ""
+    return {"name": engine, "label": label, "tip": tip, "rows": rows}
+
+
+class _Matrix:
+    """Rows of matrix cells plus the detail records the page's script reads."""
+
+    def __init__(self, results: dict[str, Any], columns: list[dict[str, Any]]) -> None:
+        self.columns = columns
+        self.details: list[dict[str, Any]] = []
+        self.inputs: dict[str, int] = {}
+        self.grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for cell in results["cells"]:
+            self.grouped.setdefault((cell["parser"], cell["case"]), []).append(cell)
+
+    def cell(self, parser: str, case: dict[str, Any]) -> dict[str, Any] | None:
+        modes = sorted(self.grouped.get((parser, case["id"]), []), key=_mode_key)
+        if not modes:
+            return None
+        outcome = worst_outcome(mode["outcome"] for mode in modes)
+        self.details.append(
+            {
+                "parser": parser,
+                "case": case["id"],
+                "title": case["title"],
+                "modes": [_mode_detail(mode, self.inputs) for mode in modes],
+            }
+        )
+        summary = ", ".join(f"{mode['mode']} {SYMBOLS[mode['outcome']]}" for mode in modes)
+        return {
+            "parser": parser,
+            "case": case["id"],
+            "index": len(self.details) - 1,
+            "outcome": outcome,
+            "symbol": SYMBOLS[outcome],
+            "tip": f"{parser} · {case['id']}: {outcome} ({summary})",
+        }
+
+    def row(self, parser: dict[str, Any], score_value: float | None) -> dict[str, Any]:
+        return {
+            **parser,
+            "name": parser["parser"].split("/", 1)[-1],
+            "cells": [self.cell(parser["parser"], case) for case in self.columns],
+            "score": format_score(score_value),
+        }
+
+    def script_data(self) -> Markup:
+        return script_json(
+            {
+                "symbols": SYMBOLS,
+                "inputs": [reveal(text) for text in self.inputs],
+                "cells": self.details,
+            }
+        )
+
+
+def _context(results: dict[str, Any]) -> dict[str, Any]:
+    run = results["run"]
+    case_groups = _case_groups(results["cases"])
+    columns = [case for _, cases in case_groups for case in cases]
+    matrix = _Matrix(results, columns)
+    scores = {row["parser"]: row["score"] for row in parser_scores(results)}
+    engines: dict[str, list[dict[str, Any]]] = {}
+    for parser in all_parsers(results):
+        engines.setdefault(parser["engine"], []).append(matrix.row(parser, scores[parser["parser"]]))
+    engine_rows = [_engine_group(run, engine, rows) for engine, rows in engines.items()]
+    case_scores = [
+        format_score(score(count_outcomes(c for c in results["cells"] if c["case"] == case["id"])))
+        for case in columns
+    ]
+    totals = outcome_counts(results)
+    return {
+        "run": run,
+        "duration": _duration(run["duration_s"]),
+        "totals": [(o, totals[o], SYMBOLS[o]) for o in OUTCOMES],
+        "legend": [(o, SYMBOLS[o], MEANINGS[o]) for o in SEVERITY],
+        "case_groups": case_groups,
+        "columns": columns,
+        "engines": engine_rows,
+        "case_scores": case_scores,
+        "cells_json": matrix.script_data(),
+    }
+
+
+def render_matrix(results: dict[str, Any]) -> str:
+    """The matrix as one self-contained HTML document."""
+    return _ENV.get_template("matrix.html.j2").render(**_context(results))
+
+
+def write_matrix(results: dict[str, Any], path: str | Path) -> Path:
+    """Render the matrix to `path` (parent directories created) and return the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_matrix(results), encoding="utf-8", errors="replace")
+    return path

@@ -1,0 +1,68 @@
+"""Read and validate a results file (schema 1, see reports/SCHEMA.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+SCHEMA = 1
+OUTCOMES = ("pass", "fail", "xfail", "fixed", "changed", "n/a", "unimplemented", "error", "timeout", "skip")
+RUN_FAILING = frozenset({"fail", "fixed", "changed", "unimplemented", "error", "timeout"})
+MODES = (
+    "batch",
+    "whole",
+    "tokens",
+    "bursts-2",
+    "bursts-3",
+    "bursts-5",
+    "bursts-8",
+    "boundaries",
+    "random",
+    "chars",
+)
+
+_TOP_LEVEL: dict[str, type] = {"run": dict, "parsers": list, "cases": list, "families": list, "cells": list}
+_RUN_KEYS = ("started", "duration_s", "commit", "hypothesis_profile", "workers", "engines")
+_ROW_KEYS = {
+    "parsers": ("engine", "parser", "family"),
+    "cases": ("id", "kind", "title"),
+    "cells": ("engine", "parser", "family", "case", "kind", "mode", "outcome"),
+}
+
+
+def load_results(path: str | Path) -> dict[str, Any]:
+    """Load a results file; raise ValueError naming the file and the missing or bad field."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a readable JSON results file: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: the top level must be a JSON object")
+    if "schema" not in data:
+        raise ValueError(f"{path}: missing field 'schema'")
+    if data["schema"] != SCHEMA:
+        raise ValueError(f"{path}: bad field 'schema': {data['schema']!r}, this reader supports {SCHEMA}")
+    for key, kind in _TOP_LEVEL.items():
+        if key not in data:
+            raise ValueError(f"{path}: missing field {key!r}")
+        if not isinstance(data[key], kind):
+            raise ValueError(
+                f"{path}: bad field {key!r}: expected a JSON {'object' if kind is dict else 'array'}"
+            )
+    for key in _RUN_KEYS:
+        if key not in data["run"]:
+            raise ValueError(f"{path}: missing field 'run.{key}'")
+    for section, keys in _ROW_KEYS.items():
+        for index, row in enumerate(data[section]):
+            where = f"{section}[{index}]"
+            if not isinstance(row, dict):
+                raise ValueError(f"{path}: bad field {where!r}: expected a JSON object")
+            for key in keys:
+                if key not in row:
+                    raise ValueError(f"{path}: missing field '{where}.{key}'")
+    for index, cell in enumerate(data["cells"]):
+        if cell["outcome"] not in OUTCOMES:
+            raise ValueError(f"{path}: bad field 'cells[{index}].outcome': {cell['outcome']!r}")
+    return data

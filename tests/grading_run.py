@@ -1,0 +1,33 @@
+"""Run the real matrix (`pytest --grade`) in a subprocess, as a user would, and read its results."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Run:
+    returncode: int
+    output: str
+    results: dict[str, Any]
+
+    def cells(self, **match: str) -> list[dict[str, Any]]:
+        return [c for c in self.results["cells"] if all(c[k] == v for k, v in match.items())]
+
+
+def grade(tmp: Path, *args: str, expectations: Path | None = None) -> Run:
+    results = tmp / "results.json"
+    command = [sys.executable, "-m", "pytest", "--grade", "tests/test_matrix.py", "-q", "-p", "no:randomly",
+               "--results", str(results), "--expectations", str(expectations or tmp / "expectations"),
+               "--no-html", *args]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    output = done.stdout + done.stderr
+    assert results.exists(), f"no results file written:\n{output[-3000:]}"
+    return Run(done.returncode, output, json.loads(results.read_text(encoding="utf-8")))

@@ -1,0 +1,23 @@
+"""Miniature parsers, each broken in one known way, graded as an engine of their own.
+
+Each is the reference machine with a single defect, so that every cell it fails is caused by that
+defect. `tests/test_miniatures.py` grades them with the real matrix and asserts which cells are
+flagged. Engine module protocol: ENGINE, MAPPING, load() (see contract/adapter.py).
+"""
+
+from __future__ import annotations
+
+from contract.adapter import Engine
+
+from .defects import DEFECTS, Miniature
+
+ENGINE = "miniature"
+MAPPING: dict[str, str | None] = {name: defect.family for name, defect in DEFECTS.items()}
+
+
+def load() -> Engine:
+    return Engine(
+        ENGINE,
+        "0",
+        {name: (lambda family, defect=defect: Miniature(family, defect)) for name, defect in DEFECTS.items()},
+    )

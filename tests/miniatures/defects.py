@@ -1,0 +1,172 @@
+"""The defects. Each names the family it is graded on and breaks one thing."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from contract.assembly import assemble
+from contract.family import Family
+from contract.model import Chunk, Delta, Message, RequestContext, ToolCallDelta
+from parsers.reference.families import GRAMMARS
+from parsers.reference.machine import Machine
+
+
+class Defect:
+    family = "kimi_k2"
+    in_batch = True  # False: one-shot parsing is the correct reference path
+
+    def machine(self, family: Family, context: RequestContext) -> Machine:
+        return Machine(GRAMMARS[family.name], family.reasoning, context)
+
+    def transform(self, deltas: list[Delta], state: dict[str, Any]) -> list[Delta]:
+        return deltas
+
+
+class DropsTrailingText(Defect):
+    """Content after the first tool call is lost."""
+
+    def transform(self, deltas: list[Delta], state: dict[str, Any]) -> list[Delta]:
+        out = []
+        for delta in deltas:
+            state["called"] = state.get("called") or bool(delta.tool_calls)
+            if state["called"] and delta.content:
+                delta = dataclasses.replace(delta, content=None)
+            out.append(delta)
+        return out
+
+
+class _NoHoldback(Machine):
+    def _keep(self, markers: Sequence[str]) -> int:
+        return 0
+
+
+class LeaksSplitMarker(Defect):
+    """Releases text without withholding a possible marker prefix: a marker split across deltas leaks."""
+
+    family = "hermes"
+
+    def machine(self, family: Family, context: RequestContext) -> Machine:
+        return _NoHoldback(GRAMMARS[family.name], family.reasoning, context)
+
+
+class _CallsOnSectionEnd(Machine):
+    def _collect(self, ended: bool) -> None:
+        if ended:
+            super()._collect(ended)
+
+
+class LosesCallsWithoutSectionEnd(Defect):
+    """Announces calls only when the section end arrives, so a section cut by max_tokens yields none."""
+
+    def machine(self, family: Family, context: RequestContext) -> Machine:
+        return _CallsOnSectionEnd(GRAMMARS[family.name], family.reasoning, context)
+
+
+class RewritesNativeIds(Defect):
+    """Strips punctuation from ids: functions.get_weather:2 becomes functionsget_weather2."""
+
+    def transform(self, deltas: list[Delta], state: dict[str, Any]) -> list[Delta]:
+        return [
+            dataclasses.replace(d, tool_calls=tuple(
+                dataclasses.replace(c, id=re.sub(r"\W", "", c.id)) if c.id else c for c in d.tool_calls))
+            for d in deltas
+        ]
+
+
+class SwallowsCallInReasoning(Defect):
+    """Knows no implicit end of reasoning: a tool section inside open reasoning stays reasoning text."""
+
+    def machine(self, family: Family, context: RequestContext) -> Machine:
+        assert family.reasoning is not None
+        style = dataclasses.replace(family.reasoning, implicit_end=())
+        return Machine(GRAMMARS[family.name], style, context)
+
+
+class DuplicatesText(Defect):
+    """While streaming, re-sends the previous content piece whenever a new one arrives in a later delta."""
+
+    in_batch = False
+
+    def transform(self, deltas: list[Delta], state: dict[str, Any]) -> list[Delta]:
+        out = []
+        pieces = [d.content for d in deltas if d.content]
+        if pieces and state.get("last"):
+            out.append(Delta(content=state["last"]))
+        if pieces:
+            state["last"] = pieces[-1]
+        return out + deltas
+
+
+class Crashes(Defect):
+    """Raises on a tool name with a dot (a name regex that does not allow one)."""
+
+    def transform(self, deltas: list[Delta], state: dict[str, Any]) -> list[Delta]:
+        for delta in deltas:
+            for call in delta.tool_calls:
+                if call.name and "." in call.name:
+                    raise ValueError(f"invalid tool name {call.name!r}")
+        return deltas
+
+
+class ArgumentsNotJson(Defect):
+    """Writes arguments with single quotes, as Python's repr would."""
+
+    family = "qwen3_coder"
+
+    def transform(self, deltas: list[Delta], state: dict[str, Any]) -> list[Delta]:
+        def requote(call: ToolCallDelta) -> ToolCallDelta:
+            return dataclasses.replace(call, arguments=call.arguments.replace('"', "'")) if call.arguments else call
+
+        return [dataclasses.replace(d, tool_calls=tuple(requote(c) for c in d.tool_calls)) for d in deltas]
+
+
+class Hangs(Defect):
+    """Loops forever once the answer mentions the weather being sunny."""
+
+    def transform(self, deltas: list[Delta], state: dict[str, Any]) -> list[Delta]:
+        state["text"] = state.get("text", "") + "".join(d.content or "" for d in deltas)
+        while "sunny" in state["text"]:
+            pass
+        return deltas
+
+
+DEFECTS: dict[str, Defect] = {
+    "drops_trailing_text": DropsTrailingText(),
+    "leaks_split_marker": LeaksSplitMarker(),
+    "loses_calls_without_section_end": LosesCallsWithoutSectionEnd(),
+    "rewrites_native_ids": RewritesNativeIds(),
+    "swallows_call_in_reasoning": SwallowsCallInReasoning(),
+    "duplicates_text": DuplicatesText(),
+    "crashes_on_dotted_names": Crashes(),
+    "arguments_not_json": ArgumentsNotJson(),
+    "hangs": Hangs(),
+}
+
+
+class _Session:
+    def __init__(self, machine: Machine, defect: Defect) -> None:
+        self.machine, self.defect, self.state = machine, defect, {}
+
+    def feed(self, chunk: Chunk) -> list[Delta]:
+        return self.defect.transform(self.machine.feed(chunk.text), self.state)
+
+    def finish(self, stop: str) -> list[Delta]:
+        return self.defect.transform(self.machine.finish(stop), self.state)
+
+
+@dataclass(frozen=True)
+class Miniature:
+    family: Family
+    defect: Defect
+
+    def open_stream(self, context: RequestContext) -> _Session:
+        return _Session(self.defect.machine(self.family, context), self.defect)
+
+    def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
+        defect = self.defect if self.defect.in_batch else Defect()
+        session = _Session(defect.machine(self.family, context), defect)
+        return assemble([*session.feed(Chunk(text)), *session.finish(stop)])

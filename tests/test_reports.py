@@ -1,0 +1,412 @@
+"""Unit tests for reports/: loading, summaries, the HTML matrix and the CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reports.html import SEVERITY, render_matrix, reveal, worst_outcome
+from reports.load import OUTCOMES, load_results
+from reports.summary import markdown_summary, outcome_counts, parser_scores, terminal_summary
+
+ROOT = Path(__file__).resolve().parents[1]
+TIERS = {"batch": "batch", "chars": "char"}
+
+
+def make_cell(
+    parser: str = "reference/hermes",
+    case: str = "tool.single",
+    mode: str = "batch",
+    outcome: str = "pass",
+    **fields: Any,
+) -> dict[str, Any]:
+    """One cell record with every key of SCHEMA.md; `fields` override the defaults."""
+    engine, family = parser.split("/", 1)
+    cell = {
+        "engine": engine,
+        "parser": parser,
+        "family": family,
+        "case": case,
+        "kind": case.split(".", 1)[0],
+        "mode": mode,
+        "tier": TIERS.get(mode, "token"),
+        "outcome": outcome,
+        "failures": [],
+        "notes": [],
+        "reason": None,
+        "link": None,
+        "untriaged": False,
+        "diff": None,
+        "input": {"text": "<tool_call>{}</tool_call>", "token_ids": [1, 2, 3], "context": {}, "stop": "stop"},
+        "expected": [
+            {
+                "label": "preferred",
+                "content": None,
+                "reasoning": None,
+                "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}, "id": None}],
+                "finish_reason": "tool_calls",
+                "markup_allowed": False,
+            }
+        ],
+        "observed": {
+            "content": None,
+            "reasoning": None,
+            "tool_calls": [{"id": "call_0", "name": "get_weather", "arguments": '{"city": "Paris"}'}],
+            "finish_reason": "tool_calls",
+        },
+        "chunking": None,
+        "holdback": None,
+        "examples": None,
+        "duration_s": 0.01,
+        "error": None,
+        "rerun": f"pytest tests/test_matrix.py --parser {parser} --case {case} --mode {mode}",
+    }
+    cell.update(fields)
+    return cell
+
+
+def make_results(cells: list[dict[str, Any]]) -> dict[str, Any]:
+    """A schema-1 results dict whose parsers, cases and families are derived from `cells`."""
+    parsers = {
+        c["parser"]: {"engine": c["engine"], "parser": c["parser"], "family": c["family"], "version": "1.0"}
+        for c in cells
+    }
+    cases = {
+        c["case"]: {"id": c["case"], "kind": c["kind"], "title": f"title of {c['case']}", "expected": []}
+        for c in cells
+    }
+    families = {
+        c["family"]: {
+            "name": c["family"],
+            "title": c["family"].title(),
+            "positions": {case: {"state": "sample", "note": ""} for case in cases},
+        }
+        for c in cells
+    }
+    engines = {c["engine"]: {"version": "0.1.0", "available": True, "skip_reason": None} for c in cells}
+    return {
+        "schema": 1,
+        "run": {
+            "started": "2025-01-01T00:00:00Z",
+            "finished": "2025-01-01T00:01:05Z",
+            "duration_s": 65.0,
+            "commit": "0123456789abcdef0123456789abcdef01234567",
+            "command": "pytest tests/test_matrix.py",
+            "hypothesis_profile": "ci",
+            "seed": None,
+            "workers": 4,
+            "python": "3.11.9",
+            "platform": "Linux",
+            "engines": engines,
+        },
+        "parsers": list(parsers.values()),
+        "cases": list(cases.values()),
+        "families": list(families.values()),
+        "cells": cells,
+    }
+
+
+def write(tmp_path: Path, data: dict[str, Any]) -> Path:
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def embedded_cells(html: str) -> dict[str, Any]:
+    match = re.search(r'<script type="application/json" id="cells">(.*?)</script>', html, re.S)
+    assert match
+    return json.loads(match.group(1))
+
+
+# --- loading -----------------------------------------------------------------------------------
+
+
+def test_load_results_round_trips(tmp_path: Path) -> None:
+    data = make_results([make_cell()])
+    assert load_results(write(tmp_path, data)) == data
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field"),
+    [
+        (lambda d: d.update(schema=2), "schema"),
+        (lambda d: d.pop("schema"), "schema"),
+        (lambda d: d.pop("cells"), "cells"),
+        (lambda d: d.update(parsers={}), "parsers"),
+        (lambda d: d["run"].pop("engines"), "run.engines"),
+        (lambda d: d["cells"][0].pop("outcome"), "cells[0].outcome"),
+        (lambda d: d["cells"][0].update(outcome="great"), "cells[0].outcome"),
+    ],
+)
+def test_load_results_names_the_bad_field(tmp_path: Path, mutate: Any, field: str) -> None:
+    data = make_results([make_cell()])
+    mutate(data)
+    path = write(tmp_path, data)
+    with pytest.raises(ValueError, match=re.escape(field)) as info:
+        load_results(path)
+    assert str(path) in str(info.value)
+
+
+def test_load_results_rejects_non_json(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    path.write_text("{not json", encoding="utf-8")
+    with pytest.raises(ValueError, match="results.json"):
+        load_results(path)
+
+
+# --- counts and scores -------------------------------------------------------------------------
+
+
+def test_outcome_counts_has_every_outcome_in_schema_order() -> None:
+    results = make_results(
+        [
+            make_cell(mode="batch"),
+            make_cell(mode="tokens", outcome="fail"),
+            make_cell(mode="chars", outcome="fail"),
+        ]
+    )
+    counts = outcome_counts(results)
+    assert list(counts) == list(OUTCOMES)
+    assert counts["pass"] == 1 and counts["fail"] == 2
+    assert sum(counts.values()) == 3
+
+
+def test_parser_scores_exclude_na_and_skip() -> None:
+    cells = [
+        make_cell("reference/hermes", "tool.single", "batch", "pass"),
+        make_cell("reference/hermes", "tool.single", "tokens", "xfail"),
+        make_cell("reference/hermes", "tool.single", "chars", "fail"),
+        make_cell("reference/hermes", "tool.parallel", "batch", "n/a"),
+        make_cell("reference/hermes", "tool.parallel", "tokens", "skip"),
+        make_cell("vllm/hermes", "tool.single", "batch", "skip"),
+    ]
+    rows = {row["parser"]: row for row in parser_scores(make_results(cells))}
+    hermes = rows["reference/hermes"]
+    assert hermes["family"] == "hermes"
+    assert (hermes["pass"], hermes["xfail"], hermes["fail"], hermes["n/a"], hermes["skip"]) == (1, 1, 1, 1, 1)
+    assert hermes["score"] == 66.7
+    assert rows["vllm/hermes"]["score"] is None
+
+
+# --- aggregation and visible text ----------------------------------------------------------------
+
+
+def test_worst_outcome_follows_severity() -> None:
+    assert worst_outcome(["pass", "fail", "xfail"]) == "fail"
+    assert worst_outcome(["pass", "n/a"]) == "pass"
+    assert worst_outcome(["skip", "pass"]) == "skip"
+    assert worst_outcome(["timeout", "error", "unimplemented"]) == "error"
+    assert worst_outcome(["fail", "fixed"]) == "fixed"
+    assert worst_outcome(["fixed", "changed"]) == "changed"
+    for worse, better in zip(SEVERITY, SEVERITY[1:], strict=False):
+        assert worst_outcome([better, worse]) == worse
+
+
+def test_matrix_cell_shows_worst_mode() -> None:
+    cells = [
+        make_cell(mode="batch"),
+        make_cell(mode="tokens", outcome="xfail"),
+        make_cell(mode="chars", outcome="timeout"),
+        make_cell(case="tool.parallel", outcome="n/a"),
+    ]
+    html = render_matrix(make_results(cells))
+    assert re.search(r'data-case="tool\.single" data-outcome="timeout"[^>]*>⧗</td>', html)
+    assert re.search(r'data-case="tool\.parallel" data-outcome="n/a"[^>]*>–</td>', html)
+    modes = [m["mode"] for m in embedded_cells(html)["cells"][0]["modes"]]
+    assert modes == ["batch", "tokens", "chars"]
+
+
+def test_reveal_makes_invisible_characters_visible() -> None:
+    text = "  a\tb \nc\u200bd\u200d\u202e\ufeff\r\n "
+    shown = "".join(piece for piece, _ in reveal(text))
+    assert shown == "··a→b·↵\nc⟨U+200B⟩d⟨U+200D⟩⟨U+202E⟩⟨U+FEFF⟩⟨U+000D⟩↵\n·"
+    assert ("a", False) in reveal(" a") and ("·", True) in reveal(" a")
+    assert reveal("x y") == [("x y", False)]
+
+
+# --- HTML ----------------------------------------------------------------------------------------
+
+HOSTILE_INPUT = "</script><script>alert(1)</script>"
+HOSTILE_CONTENT = "<b>x</b>&amp;"
+
+
+def hostile_results() -> dict[str, Any]:
+    observed = {"content": HOSTILE_CONTENT, "reasoning": None, "tool_calls": [], "finish_reason": "stop"}
+    cell = make_cell(
+        mode="tokens",
+        outcome="fail",
+        input={
+            "text": HOSTILE_INPUT,
+            "token_ids": None,
+            "context": {"note": HOSTILE_CONTENT},
+            "stop": "stop",
+        },
+        observed=observed,
+        failures=[{"check": "content", "detail": HOSTILE_CONTENT}],
+        notes=[HOSTILE_INPUT],
+        reason=HOSTILE_CONTENT,
+        link="javascript:alert(1)",
+        chunking=["</scr", "ipt>", HOSTILE_CONTENT],
+        error=HOSTILE_INPUT,
+        rerun=f"pytest -k '{HOSTILE_INPUT}'",
+    )
+    results = make_results([cell])
+    results["cases"][0]["title"] = HOSTILE_CONTENT
+    results["run"]["platform"] = HOSTILE_INPUT
+    return results
+
+
+def test_html_escapes_untrusted_text() -> None:
+    html = render_matrix(hostile_results())
+    assert html.count("<script") == 2  # the JSON data block and the page's own script
+    assert html.lower().count("</script") == 2
+    assert "<b>" not in html and "<b>x" not in html
+    assert "alert(1)</script>" not in html
+    assert "&lt;b&gt;x&lt;/b&gt;&amp;amp;" in html  # case title, autoescaped
+    detail = embedded_cells(html)["cells"][0]["modes"][0]
+    assert detail["failures"][0]["detail"] == HOSTILE_CONTENT
+    assert (
+        "".join(piece for piece, _ in embedded_cells(html)["inputs"][detail["input"]["text"]])
+        == HOSTILE_INPUT
+    )
+    assert detail["rerun"] == f"pytest -k '{HOSTILE_INPUT}'"
+
+
+def test_html_is_self_contained_with_hooks_and_scores() -> None:
+    cells = [
+        make_cell("reference/hermes", "tool.single", "batch", "pass"),
+        make_cell(
+            "reference/hermes",
+            "reasoning.basic",
+            "batch",
+            "fail",
+            failures=[{"check": "reasoning", "detail": "missing"}],
+        ),
+        make_cell("reference/hermes", "harmony.channels", "batch", "n/a", reason="no channels"),
+        make_cell("vllm/hermes", "tool.single", "batch", "xfail"),
+    ]
+    html = render_matrix(make_results(cells))
+    assert not re.search(r"<(link|img|iframe)\b|\bsrc=|https?://", html)
+    for hook in (
+        'id="detail"',
+        'id="detail-input"',
+        'id="detail-chunking"',
+        'id="detail-rerun"',
+        'id="detail-diff"',
+        'id="detail-modes"',
+        "data-mode",
+        'id="legend"',
+    ):
+        assert hook in html
+    assert html.count('<td class="cell') == 4
+    assert re.search(r">tool</th>.*>reasoning</th>.*>harmony</th>", html, re.S)
+    assert re.search(r"reference<span class=\"version\">0\.1\.0</span>", html)
+    assert '<td class="score">50.0%</td>' in html  # reference/hermes: 1 pass / 2 graded
+    assert '<td class="score">100.0%</td>' in html  # vllm/hermes: xfail counts
+    assert '<td class="cscore">100.0%</td>' in html and '<td class="cscore">0.0%</td>' in html
+    assert '<td class="cscore">—</td>' in html  # only n/a: nothing graded
+
+
+def test_html_diff_compares_expected_and_observed() -> None:
+    observed = {"content": "hi", "reasoning": None, "tool_calls": [], "finish_reason": "stop"}
+    html = render_matrix(
+        make_results([make_cell(outcome="fail", observed=observed, diff="--- a\n+++ b\n-x\n+y")])
+    )
+    blocks = embedded_cells(html)["cells"][0]["modes"][0]["diff"]
+    assert len(blocks) == 2
+    lines = blocks[0]["lines"]
+    assert ["add", '+   "content": "hi",'] in lines
+    assert ["del", '-   "content": null,'] in lines
+    assert any(cls == "ctx" for cls, _ in lines)
+    assert blocks[1]["lines"] == [["hunk", "--- a"], ["hunk", "+++ b"], ["del", "-x"], ["add", "+y"]]
+
+
+# --- summaries -----------------------------------------------------------------------------------
+
+
+def test_terminal_summary_lists_failing_cells_and_truncates() -> None:
+    long_detail = "x" * 300
+    cells = [
+        make_cell(case=f"tool.c{i:02d}", outcome="fail", failures=[{"check": "calls", "detail": long_detail}])
+        for i in range(45)
+    ]
+    cells += [
+        make_cell(case="tool.ok"),
+        make_cell(case="tool.na", outcome="n/a"),
+        make_cell(case="tool.err", outcome="error", error="RuntimeError: boom\n  frame"),
+    ]
+    text = terminal_summary(make_results(cells))
+    assert "Outcomes" in text and "Parsers" in text and "Failing cells (46)" in text
+    assert "reference/hermes" in text and "2.1%" in text  # 1 pass / 47 graded
+    assert "tool.c39" in text and "tool.c40" not in text
+    assert "… and 6 more" in text
+    assert "x" * 100 not in text and "calls: " + "x" * 80 in text
+    assert "RuntimeError: boom frame" not in text  # the 41st+ failing line is cut
+
+
+def test_terminal_summary_without_failures() -> None:
+    assert "No failing cells." in terminal_summary(make_results([make_cell()]))
+
+
+def test_markdown_summary_has_github_tables_and_escapes() -> None:
+    cell = make_cell(outcome="fail", failures=[{"check": "content", "detail": "a|b <b>x</b>"}])
+    text = markdown_summary(make_results([cell]))
+    assert text.startswith("## Parser conformance")
+    assert re.search(r"^\| parser\s+\| family\s+\|", text, re.M)
+    assert re.search(r"^\|[-:|]+\|$", text, re.M)
+    assert "a\\|b &lt;b&gt;x&lt;/b&gt;" in text and "<b>" not in text
+
+
+# --- CLI -----------------------------------------------------------------------------------------
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reports", *args], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+
+
+def test_cli_exit_2_on_wrong_schema(tmp_path: Path) -> None:
+    path = write(tmp_path, make_results([make_cell()]) | {"schema": 2})
+    done = run_cli(str(path))
+    assert done.returncode == 2
+    assert "schema" in done.stderr and str(path) in done.stderr
+    assert not (tmp_path / "matrix.html").exists()
+
+
+def test_cli_exit_2_on_missing_cells(tmp_path: Path) -> None:
+    data = make_results([make_cell()])
+    del data["cells"]
+    done = run_cli(str(write(tmp_path, data)))
+    assert done.returncode == 2
+    assert "'cells'" in done.stderr
+
+
+def test_cli_writes_html_and_markdown(tmp_path: Path) -> None:
+    path = write(tmp_path, make_results([make_cell(), make_cell(mode="tokens", outcome="fail")]))
+    done = run_cli(str(path), "--markdown", str(tmp_path / "md" / "summary.md"))
+    assert done.returncode == 0, done.stderr
+    assert "Failing cells (1)" in done.stdout
+    assert (tmp_path / "matrix.html").read_text(encoding="utf-8").startswith("<!doctype html>")
+    assert "| parser" in (tmp_path / "md" / "summary.md").read_text(encoding="utf-8")
+
+    quiet = run_cli(str(path), "--quiet", "--html", str(tmp_path / "other.html"))
+    assert quiet.returncode == 0 and quiet.stdout == ""
+    assert (tmp_path / "other.html").exists()
+
+
+def test_html_diff_compares_tool_call_ids_only_when_pinned() -> None:
+    def diff_classes(cell: dict[str, Any]) -> set[str]:
+        html = render_matrix(make_results([cell]))
+        return {cls for cls, _ in embedded_cells(html)["cells"][0]["modes"][0]["diff"][0]["lines"]}
+
+    assert diff_classes(make_cell()) == {"ctx"}  # observed id "call_0", expected id unpinned
+    pinned = make_cell()
+    pinned["expected"][0]["tool_calls"][0]["id"] = "functions.get_weather:0"
+    assert diff_classes(pinned) == {"ctx", "add", "del"}
