@@ -162,9 +162,10 @@ class Grader:
         if isinstance(parser, BaseException):
             raise parser
         subject = self._subject(cell, parser, family, sample)
-        record["input"]["token_ids"] = list(subject.stream.ids)
         graded = grade(subject, mode(cell.mode), profile(self.hypothesis_profile))
         self._record_graded(cell, the_case, graded, record)
+        if record["outcome"] != "pass":  # ids are reproducible from the family tokenizer; keep them as evidence
+            record["input"]["token_ids"] = list(subject.stream.ids)
 
     def _record_graded(self, cell: Cell, the_case: Case, graded: Graded, record: dict[str, Any]) -> None:
         observed = graded.observed

@@ -61,5 +61,5 @@ def write(results: Path, document: dict[str, Any]) -> None:
     """Atomic replace, so a reader never sees half a file."""
     results.parent.mkdir(parents=True, exist_ok=True)
     temporary = results.with_name(f".{results.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    temporary.write_text(json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
     temporary.replace(results)

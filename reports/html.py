@@ -173,6 +173,9 @@ def diff_blocks(cell: dict[str, Any]) -> list[dict[str, Any]]:
     return blocks
 
 
+QUIET = ("pass", "n/a", "skip")  # outcomes whose detail shows no diff: keeps the page small
+
+
 def _mode_detail(cell: dict[str, Any], inputs: dict[str, int]) -> dict[str, Any]:
     source = cell.get("input")
     if source is not None:
@@ -195,7 +198,7 @@ def _mode_detail(cell: dict[str, Any], inputs: dict[str, int]) -> dict[str, Any]
         "link": cell.get("link"),
         "untriaged": bool(cell.get("untriaged")),
         "input": source,
-        "diff": diff_blocks(cell),
+        "diff": diff_blocks(cell) if cell["outcome"] not in QUIET else [],
         "chunking": None if chunking is None else [reveal(delta) for delta in chunking],
         "holdback": cell.get("holdback"),
         "examples": cell.get("examples"),

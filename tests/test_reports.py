@@ -401,12 +401,18 @@ def test_cli_writes_html_and_markdown(tmp_path: Path) -> None:
     assert (tmp_path / "other.html").exists()
 
 
+def test_passing_cells_carry_no_diff() -> None:
+    html = render_matrix(make_results([make_cell(outcome="pass"), make_cell(case="tool.parallel", outcome="fail")]))
+    diffs = {cell["case"]: cell["modes"][0]["diff"] for cell in embedded_cells(html)["cells"]}
+    assert diffs["tool.single"] == [] and diffs["tool.parallel"]
+
+
 def test_html_diff_compares_tool_call_ids_only_when_pinned() -> None:
     def diff_classes(cell: dict[str, Any]) -> set[str]:
         html = render_matrix(make_results([cell]))
         return {cls for cls, _ in embedded_cells(html)["cells"][0]["modes"][0]["diff"][0]["lines"]}
 
-    assert diff_classes(make_cell()) == {"ctx"}  # observed id "call_0", expected id unpinned
-    pinned = make_cell()
+    assert diff_classes(make_cell(outcome="fail")) == {"ctx"}  # observed id "call_0", expected id unpinned
+    pinned = make_cell(outcome="fail")
     pinned["expected"][0]["tool_calls"][0]["id"] = "functions.get_weather:0"
     assert diff_classes(pinned) == {"ctx", "add", "del"}

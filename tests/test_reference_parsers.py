@@ -1,0 +1,92 @@
+"""The reference parsers: streaming equals one-shot, text is only ever appended, partial markers wait."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pytest
+
+from contract.adapter import ParserUnderTest
+from contract.assembly import assemble
+from contract.catalog import CATALOG, DEFAULT_TOOLS
+from contract.chunking import token_chunks
+from contract.compare import normalized
+from contract.family import Sample
+from contract.model import Chunk, Delta, Message, RequestContext
+from contract.tokenizer import family_tokenizer, token_stream
+from fixtures import all_families, family
+from parsers.reference import load
+
+ENGINE = load()
+SAMPLES = [s for c in CATALOG for f in all_families().values() if isinstance(s := f.sample(c), Sample)]
+KIMI_SECTION = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_time:0<|tool_call_argument_begin|>"
+
+
+def _id(s: Sample) -> str:
+    return f"{s.family}-{s.case.id}"
+
+
+def _parser(name: str) -> ParserUnderTest:
+    return ENGINE.factories[name](family(name))
+
+
+def _fed_one_token_at_a_time(sample: Sample) -> tuple[Message, list[Message]]:
+    """The assembled message after every chunk, and at the end."""
+    stream = token_stream(family_tokenizer(family(sample.family)), sample.rendered)
+    session = _parser(sample.family).open_stream(sample.context)
+    deltas: list[Delta] = []
+    so_far = []
+    for chunk in token_chunks(stream, range(1, len(stream.ids))):
+        deltas += session.feed(chunk)
+        so_far.append(assemble(deltas))
+    deltas += session.finish(sample.stop)
+    return assemble(deltas), so_far
+
+
+def _batch(sample: Sample) -> Message:
+    ids = token_stream(family_tokenizer(family(sample.family)), sample.rendered).ids
+    return _parser(sample.family).parse(sample.text, ids, sample.context, sample.stop)
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=_id)
+def test_stream_of_tokens_equals_batch(sample: Sample) -> None:
+    batch = _batch(sample)
+    streamed, _ = _fed_one_token_at_a_time(sample)
+    keep_ids = sample.case.native_ids
+    assert normalized(streamed, keep_ids=keep_ids) == normalized(batch, keep_ids=keep_ids)
+    assert streamed.finish_reason == batch.finish_reason
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=_id)
+def test_streamed_text_only_grows_towards_the_final_text(sample: Sample) -> None:
+    final = _batch(sample)
+    _, so_far = _fed_one_token_at_a_time(sample)
+    for n, message in enumerate(so_far):
+        assert final.content.startswith(message.content), f"after chunk {n}: {message.content[-60:]!r}"
+        assert final.reasoning.startswith(message.reasoning), f"after chunk {n}: {message.reasoning[-60:]!r}"
+
+
+def _feed(pieces: Iterable[str]) -> list[Message]:
+    """The kimi_k2 reference stream fed text pieces: the assembled message after each piece."""
+    session = _parser("kimi_k2").open_stream(RequestContext(tools=DEFAULT_TOOLS))
+    deltas: list[Delta] = []
+    out = []
+    for piece in pieces:
+        deltas += session.feed(Chunk(piece))
+        out.append(assemble(deltas))
+    return out
+
+
+def test_partial_marker_is_withheld_then_released() -> None:
+    held, released = _feed(["Hello <|tool_calls_sec", "!? is no marker."])
+    assert held.content == "Hello "
+    assert held.tool_calls == ()
+    assert released.content == "Hello <|tool_calls_sec!? is no marker."
+    assert released.tool_calls == ()
+
+
+def test_partial_marker_that_completes_opens_a_section() -> None:
+    rest = KIMI_SECTION.removeprefix("<|tool_calls_sec")
+    held, opened = _feed(["Hello <|tool_calls_sec", rest + '{"tz": "UTC"}'])
+    assert held.content == opened.content == "Hello "
+    assert [(c.name, c.id) for c in opened.tool_calls] == [("get_time", "functions.get_time:0")]

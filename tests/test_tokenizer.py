@@ -1,0 +1,104 @@
+"""The per-family tokenizer: faithful round trips, single-token markers in markup only, determinism."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from contract.catalog import CATALOG, case
+from contract.family import Family, Sample
+from contract.rendering import Kind, Rendered
+from contract.tokenizer import family_tokenizer, token_stream
+from fixtures import all_families, family
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = [s for c in CATALOG for f in all_families().values() if isinstance(s := f.sample(c), Sample)]
+HASH_SCRIPT = (
+    "import hashlib\n"
+    "from contract.tokenizer import family_tokenizer\n"
+    "from fixtures import all_families\n"
+    "for name, f in sorted(all_families().items()):\n"
+    "    print(name, hashlib.sha256(family_tokenizer(f).to_str().encode()).hexdigest())\n"
+)
+
+
+def _id(s: Sample) -> str:
+    return f"{s.family}-{s.case.id}"
+
+
+def _single_tokens(f: Family) -> tuple[str, ...]:
+    return (*f.special_tokens, *f.added_tokens)
+
+
+def _markup_only(rendered: Rendered) -> str:
+    """The text with every non-markup character blanked out, so markers are found in markup alone."""
+    chars = ["\0"] * len(rendered.text)
+    for span in rendered.spans:
+        if span.kind is Kind.MARKUP:
+            chars[span.start : span.end] = rendered.text[span.start : span.end]
+    return "".join(chars)
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=_id)
+def test_token_stream_round_trips(sample: Sample) -> None:
+    stream = token_stream(family_tokenizer(family(sample.family)), sample.rendered)
+    assert "".join(stream.pieces) == sample.text
+    assert len(stream.ids) == len(stream.pieces)
+
+
+@pytest.mark.parametrize("name", sorted(all_families()))
+def test_each_single_token_marker_encodes_to_one_id(name: str) -> None:
+    f = family(name)
+    tokenizer = family_tokenizer(f)
+    ids = [tokenizer.encode(m, add_special_tokens=False).ids for m in _single_tokens(f)]
+    assert all(len(i) == 1 for i in ids)
+    assert len({i[0] for i in ids}) == len(ids)
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=_id)
+def test_marker_ids_come_from_markup_only(sample: Sample) -> None:
+    """Each marker occurrence in markup is exactly one id; occurrences in payload are none."""
+    f = family(sample.family)
+    tokenizer = family_tokenizer(f)
+    ids = token_stream(tokenizer, sample.rendered).ids
+    markup = _markup_only(sample.rendered)
+    for marker in _single_tokens(f):
+        assert ids.count(tokenizer.token_to_id(marker)) == markup.count(marker), marker
+
+
+@pytest.mark.parametrize("name", ["kimi_k2", "hermes"])
+def test_marker_in_args_is_not_the_marker_id(name: str) -> None:
+    f = family(name)
+    sample = f.sample(case("tool.marker_in_args"))
+    assert isinstance(sample, Sample)
+    tokenizer = family_tokenizer(f)
+    ids = token_stream(tokenizer, sample.rendered).ids
+    arguments = "".join(sample.rendered.pieces(Kind.ARGUMENTS))
+    quoted = [m for m in _single_tokens(f) if m in arguments]
+    assert quoted, "the sample quotes no marker in its arguments"
+    for marker in quoted:
+        assert ids.count(tokenizer.token_to_id(marker)) < sample.text.count(marker), marker
+
+
+def test_multibyte_text_yields_empty_pieces() -> None:
+    """A token that ends inside a UTF-8 character adds no text yet (incremental detokenization)."""
+    multibyte = [s for s in SAMPLES if any(ord(ch) > 0x2E80 for ch in s.text)]
+    assert multibyte
+    empties = [s for s in multibyte if "" in token_stream(family_tokenizer(family(s.family)), s.rendered).pieces]
+    assert empties
+
+
+def test_vocabulary_identical_across_processes() -> None:
+    runs = [subprocess.Popen([sys.executable, "-c", HASH_SCRIPT], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    outputs = [run.communicate(timeout=60)[0] for run in runs]
+    assert [run.returncode for run in runs] == [0, 0]
+    expected = "".join(
+        f"{name} {hashlib.sha256(family_tokenizer(f).to_str().encode()).hexdigest()}\n"
+        for name, f in sorted(all_families().items())
+    )
+    assert outputs == [expected, expected]
