@@ -228,7 +228,7 @@ TOOL_CASES = (
     Case("tool.complex_args", "tool", "every JSON value kind", _scenario(Call("search", COMPLEX_ARGUMENTS)),
          "arguments equal as JSON values", "escaping, unicode and number handling"),
     Case("tool.marker_in_args", "tool", "markers as literal argument text",
-         _scenario(Call("search", {"query": f"how do I parse {{markers}} in text?"})),
+         _scenario(Call("search", {"query": "how do I parse {markers} in text?"})),
          "arguments exact", "marker search ignores JSON string context"),
     Case("tool.long_args", "tool", "16 KiB argument", _scenario(Call("search", {"query": LONG_QUERY})),
          "exact; also timed", "quadratic re-parsing, buffer limits"),

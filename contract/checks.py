@@ -6,6 +6,7 @@ Batch cells run `expected`, `finish_reason`, `markers` and `conservation`; strea
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -179,10 +180,8 @@ def _haystack(observed: Message) -> str:
     parts = [observed.content, observed.reasoning]
     for call in observed.tool_calls:
         parts += [call.name, call.arguments]
-        try:
+        with contextlib.suppress(ValueError):
             parts += _leaves(json.loads(call.arguments))
-        except ValueError:
-            pass
     return squeeze("\n".join(parts))
 
 
