@@ -1,4 +1,4 @@
-"""Sessions: tests (the framework's own), grade (the matrix), report, update_expectations, lint.
+"""Sessions: tests (the framework's own), grade (the matrix), report, update_expectations, bench, lint.
 
 Dependencies come from pyproject.toml; the project itself is not installed, pytest runs from the
 checkout (the root conftest.py is the matrix plugin).
@@ -68,6 +68,13 @@ def update_expectations(session: nox.Session) -> None:
     """Write or refresh KnownBroken entries from a results file (new ones are untriaged)."""
     session.install(*DEPENDENCIES)
     session.run("python", "-m", "contract.expectations", *(session.posargs or [RESULTS]))
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Throughput and memory of the reference parsers on 16 KiB arguments, printed as a table."""
+    session.install(*DEPENDENCIES)
+    session.run("python", "-m", "contract.bench")
 
 
 @nox.session

@@ -8,6 +8,7 @@ a hard failure. (`KnownBroken`, the fourth state, is about a parser, see `contra
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -37,8 +38,9 @@ class NotApplicable:
     reason: str
 
     def __post_init__(self) -> None:
-        if len(self.reason.strip()) < 10:
-            raise ValueError("NotApplicable needs an honest reason, not a placeholder")
+        reason = self.reason.strip()
+        if len(reason) < 10 or re.match(r"(todo|tbd|fixme|xxx|placeholder)\b", reason, re.IGNORECASE):
+            raise ValueError(f"NotApplicable needs an honest reason, not a placeholder: {self.reason!r}")
 
 
 @dataclass(frozen=True)

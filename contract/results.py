@@ -47,7 +47,8 @@ def reset(results: Path) -> None:
 def read_parts(results: Path) -> list[dict[str, Any]]:
     cells: list[dict[str, Any]] = []
     for part in sorted(parts_dir(results).glob("*.jsonl")):
-        for n, line in enumerate(part.read_text(encoding="utf-8").splitlines()):
+        # split on "\n" only: model text may hold U+2028 and friends, which splitlines() breaks on
+        for n, line in enumerate(part.read_text(encoding="utf-8").split("\n")):
             if not line.strip():
                 continue
             try:

@@ -29,7 +29,7 @@ def _samples(case_id: str) -> list[Sample]:
 
 
 def _all_samples() -> list[Sample]:
-    return [s for c in CATALOG for s in (f.sample(c) for f in all_families().values()) if isinstance(s, Sample)]
+    return [s for c in CATALOG for f in all_families().values() if isinstance(s := f.sample(c), Sample)]
 
 
 def _markdown_ids(text: str) -> set[str]:
@@ -90,7 +90,17 @@ def test_family_rejects_position_for_unknown_case() -> None:
         Family("x", "X", ("<a>",), (), _no_op, {"tool.nonexistent": Render()}, "<a>")
 
 
-@pytest.mark.parametrize("reason", ["", "   ", "n/a", "TODO", "tbd."])
+@pytest.mark.parametrize(
+    "reason",
+    [
+        "",
+        "   ",
+        "n/a",
+        "TODO",
+        "tbd.",
+        "TODO: write the reason",
+    ],
+)
 def test_not_applicable_rejects_placeholder_reason(reason: str) -> None:
     with pytest.raises(ValueError):
         NotApplicable(reason)
@@ -126,7 +136,8 @@ def test_unterminated_reasoning_expects_length() -> None:
     assert isinstance(reasoning, Reasoning)
     for s in _samples("reasoning.unterminated"):
         (outcome,) = s.expected.outcomes
-        assert (outcome.finish_reason, outcome.reasoning, outcome.content) == ("length", reasoning.text, ""), s.family
+        observed = (outcome.finish_reason, outcome.reasoning, outcome.content)
+        assert observed == ("length", reasoning.text, ""), s.family
         assert s.stop == "length"
 
 

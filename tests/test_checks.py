@@ -17,10 +17,9 @@ from contract.family import Sample
 from contract.model import Delta, Message, ToolCall, ToolCallDelta
 from contract.rendering import Kind
 from fixtures import family
+from fixtures.families.kimi_k2 import CALL_END, SECTION_BEGIN
 
 KIMI_MARKERS = family("kimi_k2").markers
-SECTION_BEGIN = "<|tool_calls_section_begin|>"
-CALL_END = "<|tool_call_end|>"
 
 
 def _run(*deltas: Delta) -> checks.StreamRun:
@@ -68,7 +67,8 @@ def test_delta_protocol_passes_a_correct_sequence() -> None:
         pytest.param(_replaced(1, _first(0, "call_0", None)), "lacks name", id="no-name"),
         pytest.param(_replaced(3, _arguments(0, '"Paris"}', "call_9")), "changed", id="id-changes"),
         pytest.param(_replaced(3, _arguments(0, '"Paris"}', "call_0")), "repeated", id="id-resent"),
-        pytest.param((GOOD[0], *GOOD[4:6], *GOOD[1:4], GOOD[6]), "index 1 appears before index 0", id="index-skips"),
+        pytest.param((GOOD[0], *GOOD[4:6], *GOOD[1:4], GOOD[6]), "index 1 appears before index 0",
+                     id="index-skips"),
         pytest.param((*GOOD, Delta(content="late")), "after finish_reason", id="after-finish"),
     ],
 )
@@ -198,7 +198,8 @@ def test_finish_reason() -> None:
     outcome = ExpectedMessage("exact", finish_reason="length")
     assert checks.finish_reason(outcome, Message(finish_reason=None)) == []
     assert checks.finish_reason(outcome, Message(finish_reason="length")) == []
-    assert [f.check for f in checks.finish_reason(outcome, Message(finish_reason="stop"))] == ["finish_reason"]
+    failures = checks.finish_reason(outcome, Message(finish_reason="stop"))
+    assert [f.check for f in failures] == ["finish_reason"]
 
 
 def test_expected_accepts_the_second_outcome_with_a_note() -> None:

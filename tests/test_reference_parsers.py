@@ -15,11 +15,12 @@ from contract.family import Sample
 from contract.model import Chunk, Delta, Message, RequestContext
 from contract.tokenizer import family_tokenizer, token_stream
 from fixtures import all_families, family
+from fixtures.families.kimi_k2 import ARGUMENT_BEGIN, CALL_BEGIN, SECTION_BEGIN
 from parsers.reference import load
 
 ENGINE = load()
+PARTIAL = "<|tool_calls_sec"  # a proper prefix of the kimi_k2 section marker
 SAMPLES = [s for c in CATALOG for f in all_families().values() if isinstance(s := f.sample(c), Sample)]
-KIMI_SECTION = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_time:0<|tool_call_argument_begin|>"
 
 
 def _id(s: Sample) -> str:
@@ -30,17 +31,21 @@ def _parser(name: str) -> ParserUnderTest:
     return ENGINE.factories[name](family(name))
 
 
-def _fed_one_token_at_a_time(sample: Sample) -> tuple[Message, list[Message]]:
-    """The assembled message after every chunk, and at the end."""
+def _fed_one_token_at_a_time(sample: Sample) -> tuple[Message, list[tuple[str, str]]]:
+    """The assembled message, and the (content, reasoning) shown so far after every chunk."""
     stream = token_stream(family_tokenizer(family(sample.family)), sample.rendered)
     session = _parser(sample.family).open_stream(sample.context)
     deltas: list[Delta] = []
-    so_far = []
+    content = reasoning = ""
+    shown = []
     for chunk in token_chunks(stream, range(1, len(stream.ids))):
-        deltas += session.feed(chunk)
-        so_far.append(assemble(deltas))
+        new = session.feed(chunk)
+        deltas += new
+        content += "".join(d.content or "" for d in new)
+        reasoning += "".join(d.reasoning or "" for d in new)
+        shown.append((content, reasoning))
     deltas += session.finish(sample.stop)
-    return assemble(deltas), so_far
+    return assemble(deltas), shown
 
 
 def _batch(sample: Sample) -> Message:
@@ -55,15 +60,17 @@ def test_stream_of_tokens_equals_batch(sample: Sample) -> None:
     keep_ids = sample.case.native_ids
     assert normalized(streamed, keep_ids=keep_ids) == normalized(batch, keep_ids=keep_ids)
     assert streamed.finish_reason == batch.finish_reason
+    # one machine for both: even the argument text is identical, not just equal as JSON
+    assert [c.arguments for c in streamed.tool_calls] == [c.arguments for c in batch.tool_calls]
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=_id)
 def test_streamed_text_only_grows_towards_the_final_text(sample: Sample) -> None:
     final = _batch(sample)
     _, so_far = _fed_one_token_at_a_time(sample)
-    for n, message in enumerate(so_far):
-        assert final.content.startswith(message.content), f"after chunk {n}: {message.content[-60:]!r}"
-        assert final.reasoning.startswith(message.reasoning), f"after chunk {n}: {message.reasoning[-60:]!r}"
+    for n, (content, reasoning) in enumerate(so_far):
+        assert final.content.startswith(content), f"after chunk {n}: {content[-60:]!r}"
+        assert final.reasoning.startswith(reasoning), f"after chunk {n}: {reasoning[-60:]!r}"
 
 
 def _feed(pieces: Iterable[str]) -> list[Message]:
@@ -78,15 +85,16 @@ def _feed(pieces: Iterable[str]) -> list[Message]:
 
 
 def test_partial_marker_is_withheld_then_released() -> None:
-    held, released = _feed(["Hello <|tool_calls_sec", "!? is no marker."])
+    assert SECTION_BEGIN.startswith(PARTIAL)
+    held, released = _feed(["Hello " + PARTIAL, "!? is no marker."])
     assert held.content == "Hello "
     assert held.tool_calls == ()
-    assert released.content == "Hello <|tool_calls_sec!? is no marker."
+    assert released.content == f"Hello {PARTIAL}!? is no marker."
     assert released.tool_calls == ()
 
 
 def test_partial_marker_that_completes_opens_a_section() -> None:
-    rest = KIMI_SECTION.removeprefix("<|tool_calls_sec")
-    held, opened = _feed(["Hello <|tool_calls_sec", rest + '{"tz": "UTC"}'])
+    call = SECTION_BEGIN.removeprefix(PARTIAL) + CALL_BEGIN + "functions.get_time:0" + ARGUMENT_BEGIN
+    held, opened = _feed(["Hello " + PARTIAL, call + '{"tz": "UTC"}'])
     assert held.content == opened.content == "Hello "
     assert [(c.name, c.id) for c in opened.tool_calls] == [("get_time", "functions.get_time:0")]

@@ -45,8 +45,6 @@ def test_a_reopened_log_appends(tmp_path: Path) -> None:
     assert len(results.read_parts(path)) == 3
 
 
-@pytest.mark.xfail(strict=True, reason="read_parts splits with str.splitlines, which also breaks on U+2028, "
-                                        "U+2029 and U+0085 that json.dumps(ensure_ascii=False) writes raw")
 def test_records_with_unicode_line_separators_survive(tmp_path: Path) -> None:
     path = tmp_path / "results.json"
     records = [{"worker": "main", "n": 0, "text": "a\u2028b"}, {"worker": "main", "n": 1, "text": "c\x85d"}]

@@ -49,16 +49,23 @@ class JsonBlock:
     def _locate(self) -> None:
         if self.name is None and (m := self._name_re.search(self.body)):
             self.name = json.loads(f'"{m.group(1)}"')
-        if self.arguments_at is None and (m := self._arguments_re.search(self.body)):
-            self.arguments_at = m.end()
+        found = self._arguments_re.search(self.body) if self.arguments_at is None else None
+        if found and found.end() < len(self.body):  # whitespace after the colon may still grow
+            self.arguments_at = found.end()
         if self.name is not None and not self.calls:
             self.calls.append(PartialCall(name=self.name))
 
     def _stream_arguments(self) -> None:
-        if self.calls and self.arguments_at is not None:
-            shown = self.body[self.arguments_at :].rstrip(" \t\r\n}")
-            if len(shown) > len(self.calls[0].arguments):
-                self.calls[0].arguments = shown
+        """Show the arguments written so far, minus a tail of `}` and whitespace that may close the object."""
+        if not self.calls or self.arguments_at is None:
+            return
+        call, body = self.calls[0], self.body
+        shown = self.arguments_at + len(call.arguments)
+        end = len(body)
+        while end > shown and body[end - 1] in " \t\r\n}":
+            end -= 1
+        if end > shown:
+            call.arguments += body[shown:end]
 
     def _final_arguments(self) -> str:
         assert self.arguments_at is not None

@@ -74,17 +74,19 @@ class XmlFunction:
         """Write as much of a string value as is certain: not a trailing newline, not a prefix of null."""
         if self.kind not in (None, "string"):
             return
-        value = self.text[1:] if self.text.startswith("\n") else self.text
+        text = self.text
+        start = 1 if text.startswith("\n") else 0
+        end = len(text)
         if not final:
-            if not self.text or "null".startswith(value.strip().lower()):
+            if len(text) <= start + 6 and "null".startswith(text[start:].strip().lower()):
                 return
-            value = value[:-1] if value.endswith("\n") else value
+            end -= 1 if text.endswith("\n") else 0
         if not self.value_open:
             self._call.arguments += '"'
             self.value_open = True
             self._written = 0
-        self._call.arguments += _escaped(value[self._written :])
-        self._written = len(value)
+        self._call.arguments += _escaped(text[start + self._written : end])
+        self._written = max(self._written, end - start)
 
     def _end_value(self) -> None:
         value = self.text[1:] if self.text.startswith("\n") else self.text
