@@ -158,7 +158,7 @@ def _document(config: pytest.Config, cells: list[dict[str, Any]]) -> dict[str, A
             "commit": _commit(),
             "command": "pytest " + " ".join(config.invocation_params.args),
             "hypothesis_profile": _profile(config),
-            "seed": None,
+            "seed": config.getoption("hypothesis_seed", default=None),
             "workers": int(numprocesses) if str(numprocesses).isdigit() else 0,
             "python": sys.version.split()[0],
             "platform": platform.platform(),

@@ -13,7 +13,15 @@ from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
 from reports.load import MODES, OUTCOMES
-from reports.summary import all_parsers, count_outcomes, format_score, outcome_counts, parser_scores, score
+from reports.summary import (
+    all_parsers,
+    count_outcomes,
+    format_score,
+    in_char_tier,
+    outcome_counts,
+    parser_scores,
+    score,
+)
 
 SEVERITY = ("error", "timeout", "unimplemented", "changed", "fixed", "fail", "xfail", "skip", "pass", "n/a")
 SYMBOLS = {
@@ -255,7 +263,12 @@ class _Matrix:
         modes = sorted(self.grouped.get((parser, case["id"]), []), key=_mode_key)
         if not modes:
             return None
-        outcome = worst_outcome(mode["outcome"] for mode in modes)
+        token_tier = [mode["outcome"] for mode in modes if not in_char_tier(mode)]
+        char_tier = [mode["outcome"] for mode in modes if in_char_tier(mode)]
+        outcome = worst_outcome(token_tier or char_tier)
+        char_outcome = worst_outcome(char_tier) if char_tier and token_tier else None
+        if char_outcome and worst_outcome([outcome, char_outcome]) == outcome:
+            char_outcome = None  # the mark only shows a char tier worse than the token tier
         self.details.append(
             {
                 "parser": parser,
@@ -271,15 +284,19 @@ class _Matrix:
             "index": len(self.details) - 1,
             "outcome": outcome,
             "symbol": SYMBOLS[outcome],
+            # the char tier is shown apart: a small mark when it is worse than the token tier
+            "char_outcome": char_outcome,
+            "char_symbol": SYMBOLS[char_outcome] if char_outcome else "",
             "tip": f"{parser} · {case['id']}: {outcome} ({summary})",
         }
 
-    def row(self, parser: dict[str, Any], score_value: float | None) -> dict[str, Any]:
+    def row(self, parser: dict[str, Any], scores: dict[str, Any]) -> dict[str, Any]:
         return {
             **parser,
             "name": parser["parser"].split("/", 1)[-1],
             "cells": [self.cell(parser["parser"], case) for case in self.columns],
-            "score": format_score(score_value),
+            "score": format_score(scores["score"]),
+            "char_score": format_score(scores["char_score"]),
         }
 
     def script_data(self) -> Markup:
@@ -297,13 +314,14 @@ def _context(results: dict[str, Any]) -> dict[str, Any]:
     case_groups = _case_groups(results["cases"])
     columns = [case for _, cases in case_groups for case in cases]
     matrix = _Matrix(results, columns)
-    scores = {row["parser"]: row["score"] for row in parser_scores(results)}
+    scores = {row["parser"]: row for row in parser_scores(results)}
     engines: dict[str, list[dict[str, Any]]] = {}
     for parser in all_parsers(results):
         engines.setdefault(parser["engine"], []).append(matrix.row(parser, scores[parser["parser"]]))
     engine_rows = [_engine_group(run, engine, rows) for engine, rows in engines.items()]
     case_scores = [
-        format_score(score(count_outcomes(c for c in results["cells"] if c["case"] == case["id"])))
+        format_score(score(count_outcomes(
+            c for c in results["cells"] if c["case"] == case["id"] and not in_char_tier(c))))
         for case in columns
     ]
     totals = outcome_counts(results)

@@ -50,16 +50,31 @@ def all_parsers(results: dict[str, Any]) -> list[dict[str, Any]]:
     return parsers
 
 
+CHAR_TIER = "char"
+
+
+def in_char_tier(cell: dict[str, Any]) -> bool:
+    """Cells that split inside tokens (re-chunking proxies): reported apart from batch and token tiers."""
+    return cell.get("tier") == CHAR_TIER
+
+
 def parser_scores(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per parser: parser, family, cells by outcome, score (percent or None)."""
+    """One row per parser: parser, family, cells by outcome (all tiers), `score` over the batch and token
+    tiers and `char_score` over the char tier (percent or None)."""
     cells_by_parser: dict[str, list[dict[str, Any]]] = {}
     for cell in results["cells"]:
         cells_by_parser.setdefault(cell["parser"], []).append(cell)
     rows = []
     for parser in all_parsers(results):
-        counts = count_outcomes(cells_by_parser.get(parser["parser"], []))
+        cells = cells_by_parser.get(parser["parser"], [])
         rows.append(
-            {"parser": parser["parser"], "family": parser["family"], **counts, "score": score(counts)}
+            {
+                "parser": parser["parser"],
+                "family": parser["family"],
+                **count_outcomes(cells),
+                "score": score(count_outcomes(c for c in cells if not in_char_tier(c))),
+                "char_score": score(count_outcomes(c for c in cells if in_char_tier(c))),
+            }
         )
     return rows
 
@@ -102,10 +117,11 @@ def _sections(results: dict[str, Any], fmt: str, cell_text: Any) -> list[tuple[s
                 cell_text(row["family"]),
                 *(row[o] for o in shown),
                 format_score(row["score"]),
+                format_score(row["char_score"]),
             ]
             for row in rows
         ],
-        headers=["parser", "family", *shown, "score"],
+        headers=["parser", "family", *shown, "score", "char tier"],
         tablefmt=fmt,
         disable_numparse=True,
     )

@@ -5,6 +5,7 @@ Unimplemented and skip."""
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -102,3 +103,15 @@ def test_missing_engine_is_skip_not_failure(tmp_path: Path) -> None:
     engine = run.results["run"]["engines"]["absent"]
     assert engine["available"] is False and "engine_that_is_not_installed" in engine["skip_reason"]
     assert json.dumps(run.results)  # the document is plain JSON
+
+
+def test_rerun_command_grades_just_that_cell(tmp_path: Path) -> None:
+    first = grade(tmp_path / "all", "--engine", "tests.miniatures", "--case", "tool.native_id", "--mode", "tokens")
+    cell = first.cells(parser=PARSER)[0]
+    command = shlex.split(cell["rerun"])
+    assert command[:4] == ["nox", "-s", "grade", "--"]
+    again = subprocess.run([sys.executable, "-m", "pytest", "--grade", "-q", "--no-html",
+                            "--results", str(tmp_path / "one.json"), "--expectations", str(tmp_path), *command[4:]],
+                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+    cells = json.loads((tmp_path / "one.json").read_text(encoding="utf-8"))["cells"]
+    assert [(c["parser"], c["case"], c["mode"]) for c in cells] == [(PARSER, "tool.native_id", "tokens")], again.stdout

@@ -190,7 +190,7 @@ def test_parser_scores_exclude_na_and_skip() -> None:
     hermes = rows["reference/hermes"]
     assert hermes["family"] == "hermes"
     assert (hermes["pass"], hermes["xfail"], hermes["fail"], hermes["n/a"], hermes["skip"]) == (1, 1, 1, 1, 1)
-    assert hermes["score"] == 66.7
+    assert (hermes["score"], hermes["char_score"]) == (100.0, 0.0)  # the chars failure is its own tier
     assert rows["vllm/hermes"]["score"] is None
 
 
@@ -212,14 +212,15 @@ def test_matrix_cell_shows_worst_mode() -> None:
     cells = [
         make_cell(mode="batch"),
         make_cell(mode="tokens", outcome="xfail"),
-        make_cell(mode="chars", outcome="timeout"),
+        make_cell(mode="random", outcome="timeout"),
+        make_cell(mode="chars", outcome="pass"),
         make_cell(case="tool.parallel", outcome="n/a"),
     ]
     html = render_matrix(make_results(cells))
     assert re.search(r'data-case="tool\.single" data-outcome="timeout"[^>]*>⧗</td>', html)
     assert re.search(r'data-case="tool\.parallel" data-outcome="n/a"[^>]*>–</td>', html)
     modes = [m["mode"] for m in embedded_cells(html)["cells"][0]["modes"]]
-    assert modes == ["batch", "tokens", "chars"]
+    assert modes == ["batch", "tokens", "random", "chars"]
 
 
 def test_reveal_makes_invisible_characters_visible() -> None:
@@ -416,3 +417,17 @@ def test_html_diff_compares_tool_call_ids_only_when_pinned() -> None:
     pinned = make_cell(outcome="fail")
     pinned["expected"][0]["tool_calls"][0]["id"] = "functions.get_weather:0"
     assert diff_classes(pinned) == {"ctx", "add", "del"}
+
+
+def test_char_tier_is_reported_apart() -> None:
+    """A parser that only fails when deltas split inside tokens keeps a full token-tier score."""
+    cells = [
+        make_cell(mode="tokens", outcome="pass", tier="token"),
+        make_cell(mode="chars", outcome="fail", tier="char"),
+    ]
+    results = make_results(cells)
+    row = parser_scores(results)[0]
+    assert (row["score"], row["char_score"]) == (100.0, 0.0)
+    html = render_matrix(results)
+    assert 'data-outcome="pass"' in html and 'data-char-outcome="fail"' in html
+    assert "char tier" in terminal_summary(results)
