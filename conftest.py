@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 
+from contract import expectations
 from contract import results as results_file
+from contract.adapter import engine_module
 from contract.catalog import CATALOG
 from contract.family import NotApplicable, Unimplemented
 from contract.matrix import Cell, Grader, plan
@@ -80,8 +82,24 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return collection_path == MATRIX_MODULE or None
 
 
+def _validate(config: pytest.Config) -> None:
+    """Bad options or expectation files stop the run at once, naming what is wrong."""
+    unknown = set(config.getoption("--family") or ()) - set(all_families())
+    if unknown:
+        raise pytest.UsageError(f"--family {', '.join(sorted(unknown))}: known families are "
+                                f"{', '.join(all_families())}")
+    directory = Path(config.getoption("--expectations"))
+    try:
+        for spec in _engines(config):
+            expectations.load(directory / f"{engine_module(spec).name}.toml")
+        _cells(config)
+    except (ValueError, KeyError) as exc:
+        raise pytest.UsageError(str(exc).strip('"')) from exc
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if _grading(config) and not _is_worker(config):
+        _validate(config)
         results_file.reset(_results_path(config))
         config.stash[_STARTED] = (datetime.now(UTC), time.perf_counter())
 

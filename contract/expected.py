@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,7 +129,3 @@ def derive(case: Case, scenario: Scenario, rendered: Rendered, stop: str) -> Exp
         )
     raise ValueError(f"case {case.id}: unhandled rule {case.rule}")  # pragma: no cover
 
-
-def arguments_value(text: str) -> Any:
-    """Parse argument text as JSON, or raise ValueError."""
-    return json.loads(text)

@@ -39,15 +39,8 @@ class RequestContext:
     prompt_tail: str = ""
     history: tuple[dict[str, Any], ...] = ()
 
-    @property
-    def prefilled_reasoning(self) -> bool:
-        return bool(self.prompt_tail)
-
     def tool(self, name: str) -> Tool | None:
         return next((t for t in self.tools if t.name == name), None)
-
-    def history_tool_calls(self) -> int:
-        return sum(len(m.get("tool_calls") or ()) for m in self.history)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -120,7 +120,7 @@ def truncate(rendered: Rendered, truncation: Truncation) -> Rendered:
     """Apply a case's truncation to fully rendered text, the same way for every family.
 
     SECTION_END cuts right before the last section end (or, without sections, the last call end);
-    IN_ARGUMENTS cuts in the middle of the last call's arguments; IN_REASONING removes the last
+    IN_ARGUMENTS cuts in the middle of the last call's arguments; REASONING_UNCLOSED removes the last
     reasoning closer, so whatever followed it now sits inside reasoning that never closes.
     """
     if truncation is Truncation.NONE:
@@ -140,5 +140,5 @@ def truncate(rendered: Rendered, truncation: Truncation) -> Rendered:
         return _cut(rendered, span.start + max(1, (span.end - span.start) // 2))
     index = _last(rendered, role=Role.REASONING_END)
     if index is None:
-        raise ValueError("IN_REASONING truncation: the rendering marks no reasoning closer")
+        raise ValueError("REASONING_UNCLOSED: the rendering marks no reasoning closer")
     return _remove_span(rendered, index)

@@ -115,3 +115,24 @@ def test_rerun_command_grades_just_that_cell(tmp_path: Path) -> None:
                            cwd=ROOT, capture_output=True, text=True, timeout=300)
     cells = json.loads((tmp_path / "one.json").read_text(encoding="utf-8"))["cells"]
     assert [(c["parser"], c["case"], c["mode"]) for c in cells] == [(PARSER, "tool.native_id", "tokens")], again.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--family", "no_such_family"), "--family no_such_family: known families are"),
+        (("--mode", "sometimes"), "unknown mode 'sometimes'"),
+        (("--engine", "no.such.module"), "cannot import adapter module 'no.such.module'"),
+        (("--expectations", "{broken}"), "field 'reason' missing"),
+    ],
+)
+def test_bad_options_stop_the_run_with_a_clear_error(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "reference.toml").write_text("[[known_broken]]\nparser = 'p'\ncase = 'c'\nmode = 'batch'\n")
+    args = tuple(a.replace("{broken}", str(broken)) for a in args)
+    done = subprocess.run([sys.executable, "-m", "pytest", "--grade", "tests/test_matrix.py", "-q",
+                           "--results", str(tmp_path / "r.json"), *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 4, done.stdout[-1500:] + done.stderr[-1500:]  # pytest's usage error
+    assert message in done.stderr, done.stderr[-1500:]
