@@ -80,6 +80,7 @@ class Grader:
     _modules: dict[str, EngineModule] = field(default_factory=dict)
     _engines: dict[str, Engine | str] = field(default_factory=dict)
     _parsers: dict[tuple[str, str], ParserUnderTest | BaseException] = field(default_factory=dict)
+    _positions: dict[tuple[str, str], Sample | NotApplicable | Unimplemented] = field(default_factory=dict)
     _streams: dict[tuple[str, str], TokenStream] = field(default_factory=dict)
     _subjects: dict[tuple[str, str], Subject] = field(default_factory=dict)
     _known: dict[str, dict[tuple[str, str, str], expectations.KnownBroken]] = field(default_factory=dict)
@@ -111,6 +112,13 @@ class Grader:
                 self._parsers[key] = exc
         return self._parsers[key]
 
+    def _position(self, family: Family, the_case: Case) -> Sample | NotApplicable | Unimplemented:
+        """The family's position on the case, rendered once per process, not once per mode."""
+        key = (family.name, the_case.id)
+        if key not in self._positions:
+            self._positions[key] = family.sample(the_case)
+        return self._positions[key]
+
     def _subject(self, cell: Cell, parser: ParserUnderTest, family: Family, sample: Sample) -> Subject:
         stream_key = (family.name, sample.case.id)
         if stream_key not in self._streams:
@@ -140,7 +148,7 @@ class Grader:
         if family is None:
             record.update(outcome="unimplemented", reason=f"{cell.parser} maps to family {cell.family!r}, which has no fixture")
             return
-        position = family.sample(the_case)
+        position = self._position(family, the_case)
         if isinstance(position, NotApplicable):
             record.update(outcome="n/a", reason=position.reason)
             return
