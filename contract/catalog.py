@@ -185,7 +185,13 @@ COMPLEX_ARGUMENTS: dict[str, Any] = {
 
 
 def _scenario(*segments: Segment, context: RequestContext = DEFAULT, **kw: Any) -> Scenario:
-    return Scenario(tuple(segments), context, **kw)
+    """The request enables thinking exactly when the output reasons.
+
+    A thinking model on a thinking-enabled request always opens reasoning (or its template
+    prefills the opener), so an output without reasoning comes from a request with thinking off.
+    """
+    thinking = any(isinstance(s, Reasoning) for s in segments)
+    return Scenario(tuple(segments), dataclasses.replace(context, thinking=thinking), **kw)
 
 
 _HISTORY = (
@@ -291,7 +297,7 @@ REASONING_CASES = (
          _scenario(Reasoning(THOUGHT), Content(ANSWER)).with_context(prompt_tail="{opener}"),
          "reasoning r, content answer", "reasoning leaks into content when the opener is in the prompt"),
     Case("reasoning.empty", "reasoning", "empty reasoning block (thinking off)",
-         _scenario(Reasoning(""), Content(ANSWER)).with_context(thinking=False),
+         _scenario(Content(ANSWER)).with_context(prompt_tail="{opener}\n\n{closer}\n\n"),
          "no reasoning, content answer", "answer taken for reasoning when thinking is off"),
     Case("reasoning.unterminated", "reasoning", "reasoning never closes",
          _scenario(Reasoning(THOUGHT + " Still thinking about the best"), truncation=Truncation.REASONING_UNCLOSED),
