@@ -162,7 +162,8 @@ def _document(config: pytest.Config, cells: list[dict[str, Any]]) -> dict[str, A
         available = not isinstance(loaded, str)
         version = loaded.version if available else None
         engines[module.name] = {"version": version, "available": available,
-                                "skip_reason": None if available else loaded}
+                                "skip_reason": None if available else loaded,
+                                "coverage": [row.to_json() for row in loaded.coverage] if available else []}
     for cell in _cells(config):
         parsers.setdefault(cell.parser, {"engine": cell.engine_name, "parser": cell.parser, "family": cell.family,
                                          "version": engines[cell.engine_name]["version"]})

@@ -16,6 +16,7 @@ from typing import Protocol
 
 from .family import Family
 from .model import Chunk, Delta, Message, RequestContext
+from .pipeline import Coverage
 
 
 class StreamSession(Protocol):
@@ -42,6 +43,7 @@ class Engine:
     name: str
     version: str | None
     factories: Mapping[str, ParserFactory] = field(default_factory=dict)  # parser name -> factory
+    coverage: tuple[Coverage, ...] = ()  # every parser name the engine registers, and its families
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ class EngineModule:
             return f"{self.name} is not installed here ({exc})"
 
 
-BUILTIN_ENGINES = {"reference": "parsers.reference"}
+BUILTIN_ENGINES = {"reference": "parsers.reference", "vllm": "parsers.vllm", "sglang": "parsers.sglang"}
 
 
 def engine_module(spec: str) -> EngineModule:

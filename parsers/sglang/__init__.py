@@ -1,0 +1,28 @@
+"""SGLang's function-call and reasoning parsers, composed as its OpenAI chat server composes them.
+
+Importable without SGLang: `load()` imports the engine and raises ImportError where it is absent,
+which makes every SGLang cell `skip`. Install with `nox -s "grade(engine='sglang')"`.
+"""
+
+from __future__ import annotations
+
+from contract.adapter import Engine
+from contract.pipeline import Pipeline
+
+ENGINE = "sglang"
+PINNED = "0.5.23"
+
+# parser under test -> (family, --tool-call-parser, --reasoning-parser), as a server would be started
+PIPELINES: dict[str, Pipeline] = {
+    "hermes": Pipeline("hermes", tool="hermes", reasoning="qwen3"),
+    "qwen25": Pipeline("hermes", tool="qwen25", reasoning="qwen3"),
+    "kimi_k2": Pipeline("kimi_k2", tool="kimi_k2", reasoning="kimi_k2"),
+    "qwen3_coder": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="qwen3"),
+}
+MAPPING: dict[str, str | None] = {name: p.family for name, p in PIPELINES.items()}
+
+
+def load() -> Engine:
+    from .adapter import load_engine  # imports sglang (torch, triton): ImportError when not installed
+
+    return load_engine(ENGINE, PIPELINES)
