@@ -12,6 +12,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
+from reports.coverage import engine_coverage
 from reports.load import MODES, OUTCOMES
 from reports.summary import (
     all_parsers,
@@ -333,6 +334,7 @@ def _context(results: dict[str, Any]) -> dict[str, Any]:
         "case_groups": case_groups,
         "columns": columns,
         "engines": engine_rows,
+        "coverage": [entry.line() for entry in engine_coverage(run)],
         "case_scores": case_scores,
         "cells_json": matrix.script_data(),
     }

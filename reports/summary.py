@@ -7,6 +7,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from reports.coverage import engine_coverage
 from reports.load import OUTCOMES, RUN_FAILING
 
 MAX_FAILING_LINES = 40
@@ -147,11 +148,15 @@ def _sections(results: dict[str, Any], fmt: str, cell_text: Any) -> list[tuple[s
             body += f"\n\n… and {len(failing) - MAX_FAILING_LINES} more"
     else:
         body = "No failing cells."
-    return [
+    sections = [
         ("Outcomes", outcomes_table),
         ("Parsers", parser_table),
         (f"Failing cells ({len(failing)})", body),
     ]
+    lines = [cell_text(entry.line()) for entry in engine_coverage(results["run"])]
+    if lines:
+        sections.append(("Coverage of engine registries", "\n".join(f"- {line}" for line in lines)))
+    return sections
 
 
 def terminal_summary(results: dict[str, Any]) -> str:

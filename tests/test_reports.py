@@ -431,3 +431,57 @@ def test_char_tier_is_reported_apart() -> None:
     html = render_matrix(results)
     assert 'data-outcome="pass"' in html and 'data-char-outcome="fail"' in html
     assert "char tier" in terminal_summary(results)
+
+
+COVERAGE = [
+    {"kind": "tool", "name": "hermes", "families": ["hermes"], "alias_of": None},
+    {"kind": "tool", "name": "qwen3_xml", "families": ["qwen3_coder"], "alias_of": "qwen3_coder"},
+    {"kind": "tool", "name": "qwen3_coder", "families": ["qwen3_coder"], "alias_of": None},
+    {"kind": "tool", "name": "pythonic", "families": [], "alias_of": None},
+    {"kind": "reasoning", "name": "qwen3", "families": ["hermes", "qwen3_coder"], "alias_of": None},
+    {"kind": "reasoning", "name": "deepseek_r1", "families": [], "alias_of": None},
+]
+
+
+def engine_results(engine: str, outcome: str = "pass") -> dict[str, Any]:
+    data = make_results([make_cell(f"{engine}/hermes", outcome=outcome)])
+    data["run"]["engines"][engine]["coverage"] = COVERAGE if engine != "reference" else []
+    return data
+
+
+def test_results_of_several_engines_share_one_matrix(tmp_path: Path) -> None:
+    paths = []
+    for engine in ("reference", "vllm"):
+        (tmp_path / engine).mkdir()
+        paths.append(write(tmp_path / engine, engine_results(engine, "pass" if engine == "reference" else "fail")))
+    done = run_cli(*map(str, paths), "--html", str(tmp_path / "matrix.html"))
+    assert done.returncode == 0, done.stderr
+    rows = re.findall(r'data-parser="([^"]+)"', (tmp_path / "matrix.html").read_text(encoding="utf-8"))
+    assert set(rows) == {"reference/hermes", "vllm/hermes"}
+    assert "Failing cells (1)" in done.stdout and "vllm/hermes" in done.stdout
+
+
+def test_merging_refuses_an_engine_graded_twice(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir(), second.mkdir()
+    done = run_cli(str(write(first, engine_results("vllm"))), str(write(second, engine_results("vllm"))))
+    assert done.returncode == 2
+    assert "'vllm' is graded in two" in done.stderr and str(second / "results.json") in done.stderr
+
+
+def test_coverage_line_names_graded_aliased_and_missing_parsers() -> None:
+    results = engine_results("vllm")
+    text = terminal_summary(results)
+    tool_line = next(line for line in text.splitlines() if "tool parsers" in line)
+    assert "4 registered" in tool_line
+    assert "graded: hermes → hermes, qwen3_coder → qwen3_coder" in tool_line
+    assert "aliases: qwen3_xml = qwen3_coder → qwen3_coder" in tool_line
+    assert tool_line.endswith("no family fixture yet (1): pythonic")
+    reasoning_line = next(line for line in text.splitlines() if "reasoning parsers" in line)
+    assert "qwen3 → hermes, qwen3_coder" in reasoning_line and reasoning_line.endswith("(1): deepseek_r1")
+    html = render_matrix(results)
+    assert "no family fixture yet (1): pythonic" in html
+
+
+def test_engines_without_a_registry_have_no_coverage_line() -> None:
+    assert "Coverage of engine registries" not in terminal_summary(engine_results("reference"))

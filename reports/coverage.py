@@ -1,0 +1,49 @@
+"""Which of an engine's registered parser names the matrix grades, and which have no family yet."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+KIND_LABELS = {"tool": "tool parsers", "reasoning": "reasoning parsers"}
+
+
+@dataclass(frozen=True)
+class KindCoverage:
+    """One engine's registered names of one kind, split by whether a family fixture grades them."""
+
+    engine: str
+    version: str | None
+    kind: str
+    graded: tuple[str, ...]  # "name → family, family"
+    aliases: tuple[str, ...]  # "name = graded name → family"
+    missing: tuple[str, ...]  # names with no family fixture yet
+
+    @property
+    def registered(self) -> int:
+        return len(self.graded) + len(self.aliases) + len(self.missing)
+
+    def line(self) -> str:
+        parts = [f"{self.engine} {self.version or ''}".strip() + f" · {KIND_LABELS.get(self.kind, self.kind)}: "
+                 f"{self.registered} registered"]
+        parts.append("graded: " + (", ".join(self.graded) or "none"))
+        if self.aliases:
+            parts.append("aliases: " + ", ".join(self.aliases))
+        parts.append(f"no family fixture yet ({len(self.missing)}): " + (", ".join(self.missing) or "none"))
+        return " · ".join(parts)
+
+
+def engine_coverage(run: dict[str, Any]) -> list[KindCoverage]:
+    """Per engine that reports its registry (run.engines[*].coverage), one entry per kind."""
+    out = []
+    for engine, info in run["engines"].items():
+        rows = info.get("coverage") or []
+        for kind in sorted({r["kind"] for r in rows}, key=lambda k: (k not in KIND_LABELS, k)):
+            mine = [r for r in rows if r["kind"] == kind]
+            graded = tuple(f"{r['name']} → {', '.join(r['families'])}" for r in mine
+                           if r["families"] and not r.get("alias_of"))
+            aliases = tuple(f"{r['name']} = {r['alias_of']} → {', '.join(r['families'])}" for r in mine
+                            if r.get("alias_of"))
+            missing = tuple(r["name"] for r in mine if not r["families"] and not r.get("alias_of"))
+            out.append(KindCoverage(engine, info.get("version"), kind, graded, aliases, missing))
+    return out
