@@ -1,7 +1,9 @@
-"""Sessions: tests (the framework's own), grade (the matrix), report, update_expectations, bench, lint.
+"""Sessions: tests (the framework's own), grade (the matrix, one per engine), report,
+update_expectations, bench, lint.
 
 Dependencies come from pyproject.toml; the project itself is not installed, pytest runs from the
-checkout (the root conftest.py is the matrix plugin).
+checkout (the root conftest.py is the matrix plugin). Each engine grades in its own virtualenv:
+the engine at its pinned version, `--no-deps`, with the pins in ../shared/engines/ and CPU torch.
 """
 
 from __future__ import annotations
@@ -20,9 +22,13 @@ ROOT = Path(__file__).parent
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 DEPENDENCIES = PYPROJECT["project"]["dependencies"]
 OPTIONAL = PYPROJECT["project"]["optional-dependencies"]
-RESULTS = "reports/out/results.json"
+OUT = Path("reports/out")
 MATRIX = "tests/test_matrix.py"
 CHROMIUM = "/usr/bin/chromium"
+PINS = Path(os.environ.get("ENGINE_PINS_DIR", ROOT.parent / "shared" / "engines"))
+TORCH = "torch==2.13.0"  # the CPU build; the engines' own metadata would pull CUDA wheels
+# engine -> the requirement its adapter grades (None: this project's own reference parsers)
+ENGINES: dict[str, str | None] = {"reference": None, "vllm": "vllm==0.33.0", "sglang": "sglang==0.5.23"}
 
 
 def _ensure_chromium(session: nox.Session) -> None:
@@ -46,31 +52,65 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", *(session.posargs or ["-n", "2"]), success_codes=[0, 5])
 
 
-@nox.session
-def grade(session: nox.Session) -> None:
-    """Grade the reference parsers and write reports/out/results.json and matrix.html.
+def _install_engine(session: nox.Session, requirement: str) -> None:
+    """The engine and everything its parsers import, pinned, without dependency resolution."""
+    name, version = requirement.split("==")
+    pins = PINS / f"{name}-{version}.pins.txt"
+    if not pins.exists():
+        session.error(f"{pins}: pin file missing (set ENGINE_PINS_DIR to the folder holding it)")
+    session.install("--no-deps", requirement, TORCH, "-r", str(pins))
 
-    Extra arguments go to pytest: `nox -s grade -- -n 2 -k kimi_k2`.
+
+@nox.session
+@nox.parametrize("engine", list(ENGINES))
+def grade(session: nox.Session, engine: str) -> None:
+    """Grade one engine's parsers into reports/out/<engine>/, then redraw the combined matrix.
+
+    `nox -s grade` grades every engine in turn; `nox -s "grade(engine='vllm')"` one of them.
+    Extra arguments go to pytest: `nox -s "grade(engine='reference')" -- -n 2 -k kimi_k2`.
     """
+    requirement = ENGINES[engine]
+    if requirement:
+        _install_engine(session, requirement)
     session.install(*DEPENDENCIES)
+    if requirement:
+        # the adapter's wiring tests first: a miswired adapter must not be graded at all
+        session.run("pytest", "tests/test_adapters.py", "-q", env={"REQUIRE_ENGINES": engine})
+    results = OUT / engine / "results.json"
     # a node id such as 'tests/test_matrix.py::test_cell[…]' (the matrix's rerun command) replaces the module
     target = [] if any(a.startswith(MATRIX) for a in session.posargs) else [MATRIX]
-    session.run("pytest", "--grade", *target, "-q", "--results", RESULTS, *session.posargs)
+    session.run("pytest", "--grade", *target, "-q", "--engine", engine, "--results", str(results), *session.posargs)
+    graded = _graded()
+    session.run("python", "-m", "reports", *graded, "--html", str(OUT / "matrix.html"),
+                "--markdown", str(OUT / "summary.md"), "--quiet")
+    session.log(f"combined matrix of {', '.join(graded)}: {OUT / 'matrix.html'}")
+
+
+def _graded() -> list[str]:
+    return sorted(str(p) for p in OUT.glob("*/results.json"))
 
 
 @nox.session
 def report(session: nox.Session) -> None:
-    """Re-render the matrix and summaries from a results file: `nox -s report -- PATH`."""
+    """Redraw the combined matrix and summaries: `nox -s report [-- PATH... --quiet]`.
+
+    Without paths it reads every engine's reports/out/<engine>/results.json.
+    """
     session.install(*DEPENDENCIES)
-    args = session.posargs or [RESULTS]
-    session.run("python", "-m", "reports", *args, "--markdown", str(Path(args[0]).with_name("summary.md")))
+    paths = [a for a in session.posargs if a.endswith(".json")] or _graded()
+    options = [a for a in session.posargs if not a.endswith(".json")]
+    if not paths:
+        session.error("no results files: run `nox -s grade` first or pass their paths")
+    session.run("python", "-m", "reports", *paths, "--html", str(OUT / "matrix.html"),
+                "--markdown", str(OUT / "summary.md"), *options)
 
 
 @nox.session
 def update_expectations(session: nox.Session) -> None:
-    """Write or refresh KnownBroken entries from a results file (new ones are untriaged)."""
+    """Write or refresh KnownBroken entries from results files (new ones are untriaged)."""
     session.install(*DEPENDENCIES)
-    session.run("python", "-m", "contract.expectations", *(session.posargs or [RESULTS]))
+    for path in session.posargs or _graded():
+        session.run("python", "-m", "contract.expectations", path)
 
 
 @nox.session
