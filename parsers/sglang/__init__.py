@@ -10,7 +10,6 @@ from contract.adapter import Engine
 from contract.pipeline import Pipeline
 
 ENGINE = "sglang"
-PINNED = "0.5.23"
 
 # parser under test -> (family, --tool-call-parser, --reasoning-parser), as a server would be started
 PIPELINES: dict[str, Pipeline] = {

@@ -10,7 +10,6 @@ from contract.adapter import Engine
 from contract.pipeline import Pipeline
 
 ENGINE = "vllm"
-PINNED = "0.33.0"
 
 # parser under test -> (family, --tool-call-parser, --reasoning-parser), as a server would be started
 PIPELINES: dict[str, Pipeline] = {
