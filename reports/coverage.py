@@ -15,7 +15,7 @@ class KindCoverage:
     engine: str
     version: str | None
     kind: str
-    graded: tuple[str, ...]  # "name → family, family"
+    graded: tuple[str, ...]  # "name → family/family"
     aliases: tuple[str, ...]  # "name = graded name → family"
     missing: tuple[str, ...]  # names with no family fixture yet
 
@@ -40,9 +40,9 @@ def engine_coverage(run: dict[str, Any]) -> list[KindCoverage]:
         rows = info.get("coverage") or []
         for kind in sorted({r["kind"] for r in rows}, key=lambda k: (k not in KIND_LABELS, k)):
             mine = [r for r in rows if r["kind"] == kind]
-            graded = tuple(f"{r['name']} → {', '.join(r['families'])}" for r in mine
+            graded = tuple(f"{r['name']} → {'/'.join(r['families'])}" for r in mine
                            if r["families"] and not r.get("alias_of"))
-            aliases = tuple(f"{r['name']} = {r['alias_of']} → {', '.join(r['families'])}" for r in mine
+            aliases = tuple(f"{r['name']} = {r['alias_of']} → {'/'.join(r['families'])}" for r in mine
                             if r.get("alias_of"))
             missing = tuple(r["name"] for r in mine if not r["families"] and not r.get("alias_of"))
             out.append(KindCoverage(engine, info.get("version"), kind, graded, aliases, missing))

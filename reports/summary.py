@@ -28,11 +28,15 @@ def outcome_counts(results: dict[str, Any]) -> dict[str, int]:
 
 
 def score(counts: dict[str, int]) -> float | None:
-    """Percent (one decimal) of graded cells that pass or xfail; graded excludes n/a and skip."""
+    """Percent (one decimal) of graded cells that pass; graded excludes n/a and skip.
+
+    Known-broken cells (xfail) count against: the score measures conformance, not whether the run
+    matched its expectations, so engines compare side by side.
+    """
     graded = sum(counts.values()) - counts["n/a"] - counts["skip"]
     if not graded:
         return None
-    return round(100 * (counts["pass"] + counts["xfail"]) / graded, 1)
+    return round(100 * counts["pass"] / graded, 1)
 
 
 def format_score(value: float | None) -> str:

@@ -190,7 +190,7 @@ def test_parser_scores_exclude_na_and_skip() -> None:
     hermes = rows["reference/hermes"]
     assert hermes["family"] == "hermes"
     assert (hermes["pass"], hermes["xfail"], hermes["fail"], hermes["n/a"], hermes["skip"]) == (1, 1, 1, 1, 1)
-    assert (hermes["score"], hermes["char_score"]) == (100.0, 0.0)  # the chars failure is its own tier
+    assert (hermes["score"], hermes["char_score"]) == (50.0, 0.0)  # xfail counts against; chars is its own tier
     assert rows["vllm/hermes"]["score"] is None
 
 
@@ -309,8 +309,8 @@ def test_html_is_self_contained_with_hooks_and_scores() -> None:
     assert re.search(r">tool</th>.*>reasoning</th>.*>harmony</th>", html, re.S)
     assert re.search(r"reference<span class=\"version\">0\.1\.0</span>", html)
     assert '<td class="score">50.0%</td>' in html  # reference/hermes: 1 pass / 2 graded
-    assert '<td class="score">100.0%</td>' in html  # vllm/hermes: xfail counts
-    assert '<td class="cscore">100.0%</td>' in html and '<td class="cscore">0.0%</td>' in html
+    assert '<td class="score">0.0%</td>' in html  # vllm/hermes: a known-broken cell is not conformant
+    assert '<td class="cscore">50.0%</td>' in html and '<td class="cscore">0.0%</td>' in html  # pass + xfail; fail
     assert '<td class="cscore">—</td>' in html  # only n/a: nothing graded
 
 
@@ -478,7 +478,7 @@ def test_coverage_line_names_graded_aliased_and_missing_parsers() -> None:
     assert "aliases: qwen3_xml = qwen3_coder → qwen3_coder" in tool_line
     assert tool_line.endswith("no family fixture yet (1): pythonic")
     reasoning_line = next(line for line in text.splitlines() if "reasoning parsers" in line)
-    assert "qwen3 → hermes, qwen3_coder" in reasoning_line and reasoning_line.endswith("(1): deepseek_r1")
+    assert "qwen3 → hermes/qwen3_coder" in reasoning_line and reasoning_line.endswith("(1): deepseek_r1")
     html = render_matrix(results)
     assert "no family fixture yet (1): pythonic" in html
 
