@@ -25,6 +25,10 @@ class ReasoningStyle:
     implicit_end: tuple[str, ...] = ()  # markers that end reasoning without a closer
     interleaved: bool = False  # reasoning may reopen after a tool call
 
+    def prefilled(self, context: RequestContext) -> bool:
+        """The request enables thinking and its prompt ends with the opener: output starts inside reasoning."""
+        return context.thinking and context.prompt_tail.endswith(self.opener)
+
 
 @dataclass(frozen=True)
 class Render:

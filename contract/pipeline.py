@@ -26,6 +26,11 @@ class Pipeline:
         return (name,) if name else ()
 
 
+def mapping(pipelines: Mapping[str, Pipeline]) -> dict[str, str | None]:
+    """An engine module's MAPPING (parser under test -> family), read off its pipelines."""
+    return {name: pipeline.family for name, pipeline in pipelines.items()}
+
+
 @dataclass(frozen=True)
 class Coverage:
     """One registered name of an engine and the families whose fixtures grade it (none yet: empty)."""

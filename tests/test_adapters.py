@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+from functools import cache
 
 import pytest
 
@@ -25,6 +26,7 @@ ENGINE_MODULES = ("vllm", "sglang")
 REQUIRED = set(filter(None, os.environ.get("REQUIRE_ENGINES", "").split(",")))
 
 
+@cache  # skips and failures are raised, not cached: they recur for every test
 def _load(name: str) -> Engine:
     module = importlib.import_module(f"parsers.{name}")
     try:

@@ -52,8 +52,7 @@ class Machine:
         self.grammar = grammar
         self.reasoning = reasoning
         self.context = context
-        prefilled = reasoning is not None and context.thinking and context.prompt_tail.endswith(reasoning.opener)
-        self.state = State.REASONING if prefilled else State.START
+        self.state = State.REASONING if reasoning is not None and reasoning.prefilled(context) else State.START
         self.buffer = ""
         self.codec: SectionCodec | None = None
         self.base = 0  # index of the current section's first call

@@ -63,17 +63,13 @@ class SglangParser:
     family: Family
     pipeline: Pipeline
 
-    def _force_reasoning(self, context: RequestContext) -> bool:
-        opener = self.family.reasoning.opener if self.family.reasoning else None
-        return bool(opener and context.thinking and context.prompt_tail.endswith(opener))
-
     def reasoning_parser(self, request: ChatCompletionRequest, context: RequestContext, stream: bool) -> Any:
         if self.pipeline.reasoning is None:
             return None
         return ReasoningParser(
             model_type=self.pipeline.reasoning,
             stream_reasoning=request.stream_reasoning if stream else False,
-            force_reasoning=self._force_reasoning(context),
+            force_reasoning=self.family.reasoning is not None and self.family.reasoning.prefilled(context),
             request=request,
             tokenizer=_tokenizer(self.family),
             tool_call_parser_active=self.tool_parsing(request),

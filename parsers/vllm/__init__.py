@@ -7,7 +7,7 @@ which makes every vLLM cell `skip`. Install with `nox -s "grade(engine='vllm')"`
 from __future__ import annotations
 
 from contract.adapter import Engine
-from contract.pipeline import Pipeline
+from contract.pipeline import Pipeline, mapping
 
 ENGINE = "vllm"
 
@@ -17,7 +17,7 @@ PIPELINES: dict[str, Pipeline] = {
     "kimi_k2": Pipeline("kimi_k2", tool="kimi_k2", reasoning="kimi_k2"),
     "qwen3_coder": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="qwen3"),
 }
-MAPPING: dict[str, str | None] = {name: p.family for name, p in PIPELINES.items()}
+MAPPING = mapping(PIPELINES)
 
 
 def load() -> Engine:

@@ -12,6 +12,7 @@ token whose text is not shown), so every delta lines up with the chunk that caus
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -129,7 +130,7 @@ class VllmParser:
         prepared = _Prepared(request, template_kwargs, prompt_token_ids)
         adjuster = self.new_parser(prepared)
         adjuster.set_prompt_token_ids(prompt_token_ids)
-        return _Prepared(adjuster.adjust_request(request), template_kwargs, prompt_token_ids)
+        return dataclasses.replace(prepared, request=adjuster.adjust_request(request))
 
     def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
         prepared = self.prepare(context)
