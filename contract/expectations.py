@@ -1,18 +1,25 @@
 """KnownBroken: per-engine expectation files, the xfail / fixed / changed verdicts, and their refresh.
 
-Files live at `fixtures/expectations/<engine>.toml`, one `[[known_broken]]` table per cell:
+Two files per engine under `fixtures/expectations/`:
 
-    [[known_broken]]
-    parser = "vllm/kimi_k2"          # engine/name
-    case = "tool.missing_end"
-    mode = "tokens"                   # or "*" for every mode
-    reason = "drops every call when the section end is missing"
-    link = "https://…"                # optional
-    untriaged = false                 # true when written by `update` and not yet reviewed
-    observed = '''{…}'''              # the failure signature, JSON (written by `update`)
+- `<engine>.toml`, written by people: one `[[known_broken]]` entry per bug, its reason written once:
 
-A known-broken cell that fails with the same signature is `xfail`; one that passes is `fixed`
-(remove the entry); one that fails differently is `changed` (the diff is shown).
+      [[known_broken]]
+      parser = "vllm/kimi_k2"            # engine/name; or parsers = [...] when the bug is shared
+      case = "tool.missing_end"          # or cases = [...]: the entry covers every (parser, case) pair
+      modes = ["batch", "token"]         # mode names, tier names (batch, token, char), or "*"
+      reason = "drops every call when the section end is missing"
+      link = "https://…"                 # optional
+      untriaged = true                   # optional; written by `update`, delete once the reason is real
+
+  Each (parser, case) may appear in one entry only, so its modes are said in one place.
+
+- `<engine>.signatures.jsonl`, written only by `update` (`nox -s update_expectations`): the observed
+  failure of each covered mode, one line per (parser, case, distinct signature) with the modes that
+  failed that way. People never need to read it; a pull request that triages a bug changes one entry.
+
+A covered cell that fails with its recorded signature is `xfail`; one that passes is `fixed` (narrow or
+remove the entry); one that fails differently is `changed`, with a diff of recorded vs now.
 """
 
 from __future__ import annotations
@@ -20,81 +27,217 @@ from __future__ import annotations
 import difflib
 import json
 import tomllib
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import tomli_w
+from .catalog import CATALOG
+from .chunking import MODES
 
-REQUIRED = ("parser", "case", "mode", "reason")
 FAILING = ("fail", "changed", "error", "timeout")
+EVERY_MODE = "*"
+TIERS: dict[str, tuple[str, ...]] = {
+    tier: tuple(m.name for m in MODES if m.tier == tier) for tier in dict.fromkeys(m.tier for m in MODES)
+}
+MODE_NAMES = tuple(m.name for m in MODES)
+ENTRY_KEYS = {"parser": str, "parsers": list, "case": str, "cases": list, "modes": (str, list), "reason": str,
+              "link": str, "untriaged": bool}
+REQUIRED = ("modes", "reason")
+HEADER = (
+    "# Known-broken cells of engine {engine!r}: one entry per bug, its reason written once; each (parser,\n"
+    "# case) in one entry only. `modes`: mode names, tiers (batch, token, char) or \"*\". Observed failures live in\n"
+    "# {engine}.signatures.jsonl, written by `nox -s update_expectations`; entries it adds are untriaged:\n"
+    "# write what the parser does wrong as the reason, then delete `untriaged`.\n\n"
+)
+
+
+class ExpectationError(ValueError):
+    """An expectations file that cannot be used; names the file, the entry and the key."""
+
+
+Key = tuple[str, str]  # (parser, case)
 
 
 @dataclass(frozen=True)
 class KnownBroken:
     parser: str
     case: str
-    mode: str
+    modes: tuple[str, ...]  # mode names, expanded from tiers and "*"
     reason: str
     link: str = ""
     untriaged: bool = False
-    observed: Mapping[str, Any] | None = None
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.parser, self.case, self.mode)
+    def key(self) -> Key:
+        return (self.parser, self.case)
 
-    def to_toml(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"parser": self.parser, "case": self.case, "mode": self.mode, "reason": self.reason}
-        if self.link:
-            out["link"] = self.link
-        out["untriaged"] = self.untriaged
-        if self.observed is not None:
-            out["observed"] = json.dumps(self.observed, ensure_ascii=False, sort_keys=True, indent=1) + "\n"
-        return out
+    def covers(self, mode: str) -> bool:
+        return mode in self.modes
 
 
-class ExpectationError(ValueError):
-    """An expectations file that cannot be used; names the file, entry and field."""
+@dataclass(frozen=True)
+class Expectations:
+    """One engine's entries by (parser, case) and the recorded signature of each covered mode."""
+
+    entries: Mapping[Key, KnownBroken]
+    signatures: Mapping[tuple[str, str, str], Mapping[str, Any]]
+
+    def lookup(self, parser: str, case: str, mode: str) -> KnownBroken | None:
+        entry = self.entries.get((parser, case))
+        return entry if entry is not None and entry.covers(mode) else None
+
+    def recorded(self, parser: str, case: str, mode: str) -> Mapping[str, Any] | None:
+        return self.signatures.get((parser, case, mode))
+
+    def __len__(self) -> int:
+        return len(self.entries)
 
 
-def _entry(path: Path, n: int, raw: Any) -> KnownBroken:
-    where = f"{path}: known_broken entry {n + 1}"
+NONE = Expectations({}, {})
+
+
+def signatures_path(path: Path) -> Path:
+    """`vllm.toml` -> `vllm.signatures.jsonl`."""
+    return path.with_name(path.stem + ".signatures.jsonl")
+
+
+def expand_modes(value: str | Sequence[str]) -> tuple[str, ...]:
+    """`"*"`, or a list of mode and tier names, as mode names in catalog order; ValueError names the bad one."""
+    names = [value] if isinstance(value, str) else list(value)
+    wanted: set[str] = set()
+    for name in names:
+        if not isinstance(name, str):
+            raise ValueError(f"{name!r} is not a string")
+        if name == EVERY_MODE:
+            wanted.update(MODE_NAMES)
+        elif name in TIERS:
+            wanted.update(TIERS[name])
+        elif name in MODE_NAMES:
+            wanted.add(name)
+        else:
+            raise ValueError(f"unknown mode {name!r}; modes are {', '.join(MODE_NAMES)}, tiers "
+                             f"{', '.join(TIERS)}, or \"*\"")
+    if not wanted:
+        raise ValueError("no modes")
+    return tuple(m for m in MODE_NAMES if m in wanted)
+
+
+def compress_modes(modes: Iterable[str]) -> str | list[str]:
+    """The shortest spelling of a set of modes: `"*"`, or tiers where a whole tier is covered."""
+    chosen = set(modes)
+    if chosen >= set(MODE_NAMES):
+        return EVERY_MODE
+    out: list[str] = []
+    for tier, members in TIERS.items():
+        if len(members) > 1 and set(members) <= chosen:
+            out.append(tier)
+        else:
+            out += [m for m in members if m in chosen]
+    return out
+
+
+def _names(where: str, raw: dict[str, Any], one: str, many: str) -> list[str]:
+    """`parser = "x"` or `parsers = ["x", "y"]` (exactly one of the two), as a list of strings."""
+    if (one in raw) == (many in raw):
+        raise ExpectationError(f"{where}: give exactly one of {one!r} and {many!r}")
+    names = [raw[one]] if one in raw else raw[many]
+    if not names or not all(isinstance(n, str) for n in names):
+        raise ExpectationError(f"{where}: key {many!r} must be a non-empty list of strings: {names!r}")
+    if len(set(names)) != len(names):
+        raise ExpectationError(f"{where}: key {many!r} names one twice: {names!r}")
+    return names
+
+
+def _entries(path: Path, n: int, raw: Any, engine: str, parsers: set[str] | None) -> list[KnownBroken]:
+    """One [[known_broken]] table as KnownBroken per (parser, case) it covers."""
+    where = f"{path}: known_broken[{n}]"
     if not isinstance(raw, dict):
         raise ExpectationError(f"{where}: not a table")
+    label = raw.get("parser") or raw.get("parsers") or "?"
+    where += f" ({label}, {raw.get('case') or raw.get('cases') or '?'})"
+    for key in raw:
+        if key not in ENTRY_KEYS:
+            raise ExpectationError(f"{where}: unknown key {key!r}; keys are {', '.join(ENTRY_KEYS)}")
     for key in REQUIRED:
-        if not isinstance(raw.get(key), str):
-            raise ExpectationError(f"{where} ({raw.get('parser')}, {raw.get('case')}): field {key!r} missing or not a string")
-    observed = raw.get("observed")
-    if observed is not None:
-        try:
-            observed = json.loads(observed)
-        except (TypeError, ValueError) as exc:
-            raise ExpectationError(f"{where} ({raw['parser']}, {raw['case']}): field 'observed' is not JSON: {exc}") from exc
-    return KnownBroken(raw["parser"], raw["case"], raw["mode"], raw["reason"], str(raw.get("link", "")),
-                       bool(raw.get("untriaged", False)), observed)
+        if key not in raw:
+            raise ExpectationError(f"{where}: key {key!r} is missing")
+    for key, kind in ENTRY_KEYS.items():
+        if key in raw and not isinstance(raw[key], kind):
+            raise ExpectationError(f"{where}: key {key!r} has the wrong type: {raw[key]!r}")
+    names, case_ids = _names(where, raw, "parser", "parsers"), _names(where, raw, "case", "cases")
+    reason, link = raw["reason"].strip(), raw.get("link", "")
+    for parser in names:
+        if not parser.startswith(f"{engine}/"):
+            raise ExpectationError(f"{where}: key 'parser': {parser!r} is not a parser of engine {engine!r}")
+        if parsers is not None and parser not in parsers:
+            raise ExpectationError(f"{where}: key 'parser': no parser {parser!r}; {engine} has "
+                                   f"{', '.join(sorted(parsers))}")
+    catalog = {c.id for c in CATALOG}
+    for case_id in case_ids:
+        if case_id not in catalog:
+            raise ExpectationError(f"{where}: key 'case': no case {case_id!r} in the catalog")
+    if not reason:
+        raise ExpectationError(f"{where}: key 'reason' is empty: say what the parser does wrong")
+    if link and not link.startswith(("https://", "http://")):
+        raise ExpectationError(f"{where}: key 'link' is not an http(s) URL: {link!r}")
+    try:
+        modes = expand_modes(raw["modes"])
+    except ValueError as exc:
+        raise ExpectationError(f"{where}: key 'modes': {exc}") from None
+    untriaged = raw.get("untriaged", False)
+    return [KnownBroken(p, c, modes, reason, link, untriaged) for p in names for c in case_ids]
 
 
-def load(path: Path) -> dict[tuple[str, str, str], KnownBroken]:
-    """Entries of one file keyed by (parser, case, mode); a missing file has none."""
+def _signatures(path: Path, entries: Mapping[Key, KnownBroken]) -> dict[tuple[str, str, str], Mapping[str, Any]]:
+    """Recorded signatures of covered modes; lines for entries or modes no longer covered are ignored
+    (the next `update` drops them)."""
     if not path.exists():
         return {}
+    out: dict[tuple[str, str, str], Mapping[str, Any]] = {}
+    for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            parser, case_id, modes, signature = row["parser"], row["case"], row["modes"], row["signature"]
+            expand_modes(modes)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ExpectationError(f"{path}: line {n}: not a signature record ({exc}); "
+                                   "regenerate it with `nox -s update_expectations`") from None
+        entry = entries.get((parser, case_id))
+        for mode in modes:
+            if entry is not None and entry.covers(mode):
+                out[(parser, case_id, mode)] = signature
+    return out
+
+
+def load(path: Path, parsers: set[str] | None = None) -> Expectations:
+    """One engine's expectations (`<engine>.toml` and its signatures), validated; a missing file has none.
+
+    `parsers`: the engine's parser names (`engine/name`); entries naming another are an error.
+    """
+    if not path.exists():
+        return NONE
+    engine = path.stem
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ExpectationError(f"{path}: not valid TOML: {exc}") from exc
-    entries = [_entry(path, n, raw) for n, raw in enumerate(data.get("known_broken", []))]
-    keyed: dict[tuple[str, str, str], KnownBroken] = {}
-    for entry in entries:
-        if entry.key in keyed:
-            raise ExpectationError(f"{path}: duplicate entry for {entry.key}")
-        keyed[entry.key] = entry
-    return keyed
-
-
-def lookup(entries: Mapping[tuple[str, str, str], KnownBroken], parser: str, case: str, mode: str) -> KnownBroken | None:
-    return entries.get((parser, case, mode)) or entries.get((parser, case, "*"))
+    for key in data:
+        if key != "known_broken":
+            raise ExpectationError(f"{path}: unknown table or key {key!r}; the file holds [[known_broken]] entries")
+    raw_entries = data.get("known_broken", [])
+    if not isinstance(raw_entries, list):
+        raise ExpectationError(f"{path}: 'known_broken' must be an array of tables ([[known_broken]])")
+    entries: dict[Key, KnownBroken] = {}
+    for n, raw in enumerate(raw_entries):
+        for entry in _entries(path, n, raw, engine, parsers):
+            if entry.key in entries:
+                raise ExpectationError(f"{path}: known_broken[{n}] {entry.key}: this (parser, case) is in an "
+                                       "earlier entry too; say all its modes in one entry")
+            entries[entry.key] = entry
+    return Expectations(entries, _signatures(signatures_path(path), entries))
 
 
 def signature(status: str, checks: Iterable[str], observed: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -112,66 +255,137 @@ class Verdict:
     diff: str | None = None
 
 
-def resolve(status: str, current: Mapping[str, Any], entry: KnownBroken | None) -> Verdict:
+def resolve(status: str, current: Mapping[str, Any], entry: KnownBroken | None,
+            recorded: Mapping[str, Any] | None) -> Verdict:
     """Combine a graded status with what is known about the cell."""
     if entry is None:
         return Verdict(status)
     if status == "pass":
         return Verdict("fixed")
-    if entry.observed is None or dict(entry.observed) == dict(current):
+    if recorded is None or dict(recorded) == dict(current):
         return Verdict("xfail")
-    diff = "\n".join(difflib.unified_diff(_pretty(entry.observed), _pretty(current), "recorded", "now", lineterm=""))
+    diff = "\n".join(difflib.unified_diff(_pretty(recorded), _pretty(current), "recorded", "now", lineterm=""))
     return Verdict("changed", diff)
 
 
+def _untriaged_reason(checks: Iterable[str]) -> str:
+    return f"untriaged: fails {', '.join(sorted(set(checks))) or 'the run'}"
+
+
 def update(path: Path, engine: str, cells: Iterable[Mapping[str, Any]]) -> tuple[int, int, int]:
-    """Refresh one engine's file from result cells: add failing cells as untriaged entries, refresh the
-    signature of changed ones (keeping their reason), drop fixed ones. Returns (added, refreshed, removed)."""
-    entries = load(path)
+    """Refresh one engine's files from result cells. A failing cell's mode joins its (parser, case) entry
+    (a new entry is untriaged; a triaged one that grows becomes untriaged again, for review); a changed
+    cell's signature is refreshed; a fixed mode leaves its entry (an entry left with no mode is removed).
+    Returns (modes added, signatures refreshed, modes removed)."""
+    known = load(path)
+    entries = dict(known.entries)
+    signatures = dict(known.signatures)
     added = refreshed = removed = 0
     for cell in cells:
         if cell["engine"] != engine:
             continue
-        key = (cell["parser"], cell["case"], cell["mode"])
-        existing = lookup(entries, *key)
-        if cell["outcome"] == "fixed" and existing:
-            entries.pop(existing.key)
+        key, mode = (cell["parser"], cell["case"]), cell["mode"]
+        entry = entries.get(key)
+        if cell["outcome"] == "fixed" and entry is not None and entry.covers(mode):
+            remaining = tuple(m for m in entry.modes if m != mode)
+            if remaining:
+                entries[key] = replace(entry, modes=remaining)
+            else:
+                del entries[key]
+            signatures.pop((*key, mode), None)
             removed += 1
         elif cell["outcome"] in FAILING:
             current = cell["signature"]
-            if existing is None:
-                entries[key] = KnownBroken(*key, reason="", untriaged=True, observed=current)
+            if entry is None:
+                entries[key] = KnownBroken(*key, modes=(mode,), reason=_untriaged_reason(current["checks"]),
+                                           untriaged=True)
                 added += 1
-            elif existing.observed != current:
-                entries[existing.key] = KnownBroken(existing.parser, existing.case, existing.mode, existing.reason,
-                                                    existing.link, existing.untriaged, current)
+            elif not entry.covers(mode):
+                entries[key] = replace(entry, modes=expand_modes([*entry.modes, mode]), untriaged=True)
+                added += 1
+            elif signatures.get((*key, mode)) != current:
                 refreshed += 1
-    ordered = sorted(entries.values(), key=lambda e: e.key)
-    header = (f"# Known-broken cells of engine {engine!r}. Refreshed by `nox -s update_expectations`;\n"
-              "# write each untriaged entry's reason (what the parser does wrong), then set untriaged = false.\n\n")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    body = tomli_w.dumps({"known_broken": [e.to_toml() for e in ordered]}, multiline_strings=True) if ordered else ""
-    path.write_text(header + body, encoding="utf-8")
+            signatures[(*key, mode)] = current
+    write(path, engine, entries.values(), signatures)
     return added, refreshed, removed
 
 
+def _toml_value(value: str | bool | list[str]) -> str:
+    """A TOML value on one line (JSON string escapes are valid TOML basic-string escapes)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def grouped(entries: Iterable[KnownBroken]) -> list[dict[str, Any]]:
+    """Entries as people read them: pairs with the same reason, link and modes share one table, parsers
+    with the same cases share one list. Deterministic, so `update` rewrites files canonically."""
+    bugs: dict[tuple[str, str, bool, tuple[str, ...]], dict[str, list[str]]] = {}
+    for e in sorted(entries, key=lambda e: e.key):
+        bugs.setdefault((e.reason, e.link, e.untriaged, e.modes), {}).setdefault(e.parser, []).append(e.case)
+    tables = []
+    for (reason, link, untriaged, modes), cases_by_parser in bugs.items():
+        parsers_by_cases: dict[tuple[str, ...], list[str]] = {}
+        for parser, cases in cases_by_parser.items():
+            parsers_by_cases.setdefault(tuple(cases), []).append(parser)
+        for cases, parsers in parsers_by_cases.items():
+            table: dict[str, Any] = {}
+            table.update({"parser": parsers[0]} if len(parsers) == 1 else {"parsers": parsers})
+            table.update({"case": cases[0]} if len(cases) == 1 else {"cases": list(cases)})
+            table.update(modes=compress_modes(modes), reason=reason)
+            if link:
+                table["link"] = link
+            if untriaged:
+                table["untriaged"] = True
+            tables.append(table)
+    return sorted(tables, key=lambda t: (t.get("parser") or t["parsers"][0], t.get("case") or t["cases"][0]))
+
+
+def write(path: Path, engine: str, entries: Iterable[KnownBroken],
+          signatures: Mapping[tuple[str, str, str], Mapping[str, Any]]) -> None:
+    """Both files: grouped entries, and one signature line per (parser, case, distinct signature)."""
+    entries = sorted(entries, key=lambda e: e.key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tables = ["[[known_broken]]\n" + "".join(f"{k} = {_toml_value(v)}\n" for k, v in t.items())
+              for t in grouped(entries)]
+    path.write_text(HEADER.format(engine=engine) + "\n".join(tables), encoding="utf-8")
+    lines = []
+    for entry in entries:
+        groups: dict[str, list[str]] = {}
+        for mode in entry.modes:
+            recorded = signatures.get((*entry.key, mode))
+            if recorded is not None:
+                groups.setdefault(json.dumps(recorded, ensure_ascii=False, sort_keys=True), []).append(mode)
+        for text, modes in groups.items():
+            lines.append(json.dumps({"parser": entry.parser, "case": entry.case, "modes": modes}, ensure_ascii=False)
+                         [:-1] + f', "signature": {text}}}')
+    signatures_path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """`python -m contract.expectations RESULTS [--dir DIR]`: refresh every engine's file from a run."""
+    """`python -m contract.expectations RESULTS... [--dir DIR]`: refresh every engine's files from runs."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m contract.expectations", description=main.__doc__)
-    parser.add_argument("results", type=Path)
+    parser.add_argument("results", type=Path, nargs="+")
     parser.add_argument("--dir", type=Path, default=Path(__file__).parents[1] / "fixtures" / "expectations")
     args = parser.parse_args(argv)
-    try:
-        cells = json.loads(args.results.read_text(encoding="utf-8"))["cells"]
-    except (OSError, ValueError, KeyError) as exc:
-        print(f"{args.results}: cannot read cells: {exc}")
-        return 2
-    for engine in sorted({c["engine"] for c in cells}):
-        path = args.dir / f"{engine}.toml"
-        added, refreshed, removed = update(path, engine, cells)
-        print(f"{path}: {added} added (untriaged), {refreshed} refreshed, {removed} removed")
+    for results in args.results:
+        try:
+            cells = json.loads(results.read_text(encoding="utf-8"))["cells"]
+        except (OSError, ValueError, KeyError) as exc:
+            print(f"{results}: cannot read cells: {exc}")
+            return 2
+        for engine in sorted({c["engine"] for c in cells}):
+            path = args.dir / f"{engine}.toml"
+            try:
+                added, refreshed, removed = update(path, engine, cells)
+            except ExpectationError as exc:
+                print(exc)
+                return 2
+            print(f"{path}: {added} modes added (untriaged), {refreshed} signatures refreshed, {removed} modes removed")
     return 0
 
 

@@ -1,27 +1,31 @@
-"""KnownBroken end to end: update-expectations writes untriaged entries, a still-broken cell is xfail,
-a passing one is `fixed`, a different failure is `changed` with its diff; plus file errors,
-Unimplemented and skip."""
+"""KnownBroken end to end: update-expectations writes untriaged entries grouped per (parser, case), a
+still-broken cell is xfail, a passing one is `fixed`, a different failure is `changed` with its diff;
+the compact format round-trips; every kind of bad entry stops the load with one line naming it."""
 
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 from grading_run import ROOT, Run, grade
 
 from contract import expectations
+from contract.expectations import KnownBroken, compress_modes, expand_modes
 
 PARSER = "miniature/rewrites_native_ids"
 SELECT = ("--engine", "tests.miniatures", "--case", "tool.native_id", "--case", "tool.single",
           "--mode", "batch", "--mode", "tokens", "-k", "rewrites_native_ids")
+MINIATURE_PARSERS = {PARSER, "miniature/hangs"}
 
 
-def _update(results: Path, directory: Path) -> str:
-    done = subprocess.run([sys.executable, "-m", "contract.expectations", str(results), "--dir", str(directory)],
+def _update(results: dict, tmp: Path, directory: Path) -> str:
+    path = tmp / "results-for-update.json"
+    path.write_text(json.dumps(results), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "contract.expectations", str(path), "--dir", str(directory)],
                           cwd=ROOT, capture_output=True, text=True, check=True)
     return done.stdout
 
@@ -37,54 +41,134 @@ def test_known_broken_lifecycle(tmp_path: Path) -> None:
     assert _outcomes(first) == {("tool.native_id", "batch"): "fail", ("tool.native_id", "tokens"): "fail",
                                 ("tool.single", "batch"): "pass", ("tool.single", "tokens"): "pass"}
 
-    assert "2 added (untriaged)" in _update(tmp_path / "1" / "results.json", directory)
-    entries = expectations.load(directory / "miniature.toml")
-    assert set(entries) == {(PARSER, "tool.native_id", "batch"), (PARSER, "tool.native_id", "tokens")}
-    assert all(e.untriaged and e.observed for e in entries.values())
+    assert "2 modes added (untriaged)" in _update(first.results, tmp_path, directory)
+    toml = directory / "miniature.toml"
+    tables = tomllib.loads(toml.read_text(encoding="utf-8"))["known_broken"]
+    assert len(tables) == 1 and tables[0]["untriaged"] is True  # one entry for the (parser, case)
+    assert {k: tables[0][k] for k in ("parser", "case", "modes")} == {
+        "parser": PARSER, "case": "tool.native_id", "modes": ["batch", "tokens"]}
+    assert tables[0]["reason"].startswith("untriaged: fails expected")
+    lines = expectations.signatures_path(toml).read_text(encoding="utf-8").splitlines()
+    recorded = [json.loads(line) for line in lines]
+    assert sorted(m for r in recorded for m in r["modes"]) == ["batch", "tokens"]
+    assert all(r["signature"]["status"] == "fail" for r in recorded)
 
     second = grade(tmp_path / "2", *SELECT, expectations=directory)
     assert second.returncode == 0, second.output[-2000:]
     assert _outcomes(second)[("tool.native_id", "batch")] == "xfail"
     assert all(c["untriaged"] for c in second.cells(parser=PARSER, outcome="xfail"))
 
-    # triage one entry, tamper with the other's recorded behaviour, and claim a passing cell is broken
-    text = (directory / "miniature.toml").read_text(encoding="utf-8")
-    text = text.replace('reason = ""', 'reason = "strips punctuation from native ids"', 1)
-    text = text.replace("functionsget_weather2", "functions_get_weather_2", 1)
-    text += (f'\n[[known_broken]]\nparser = "{PARSER}"\ncase = "tool.single"\nmode = "batch"\n'
+    # triage the entry, tamper with one mode's recorded behaviour, and claim a passing cell is broken
+    text = toml.read_text(encoding="utf-8").replace(tables[0]["reason"], "strips punctuation from native ids")
+    text = text.replace("untriaged = true\n", "")
+    text += (f'\n[[known_broken]]\nparser = "{PARSER}"\ncase = "tool.single"\nmodes = ["batch"]\n'
              'reason = "believed broken"\n')
-    (directory / "miniature.toml").write_text(text, encoding="utf-8")
+    toml.write_text(text, encoding="utf-8")
+    # record the batch failure as if it had once looked different (the tokens mode keeps its own signature)
+    batch_only = {**recorded[0], "modes": ["batch"]}
+    batch_only["signature"] = json.loads(json.dumps(batch_only["signature"]).replace(
+        "functionsget_weather2", "functions_get_weather_2", 1))
+    tokens_only = {**recorded[0], "modes": ["tokens"]} if len(recorded) == 1 else recorded[1]
+    expectations.signatures_path(toml).write_text(
+        "".join(json.dumps(r) + "\n" for r in (batch_only, tokens_only)), encoding="utf-8")
 
     third = grade(tmp_path / "3", *SELECT, expectations=directory)
     assert third.returncode == 1
     outcomes = _outcomes(third)
     assert outcomes[("tool.single", "batch")] == "fixed"
-    assert sorted(outcomes[("tool.native_id", m)] for m in ("batch", "tokens")) == ["changed", "xfail"]
+    assert (outcomes[("tool.native_id", "batch")], outcomes[("tool.native_id", "tokens")]) == ("changed", "xfail")
     changed = next(c for c in third.cells(parser=PARSER, outcome="changed"))
     assert "functions_get_weather_2" in changed["diff"] and "functionsget_weather2" in changed["diff"]
+    assert changed["reason"] == "strips punctuation from native ids"
 
-    assert "1 refreshed, 1 removed" in _update(tmp_path / "3" / "results.json", directory)
-    refreshed = expectations.load(directory / "miniature.toml")
-    assert (PARSER, "tool.single", "batch") not in refreshed
-    assert {e.reason for e in refreshed.values()} == {"strips punctuation from native ids", ""}
+    assert "1 signatures refreshed, 1 modes removed" in _update(third.results, tmp_path, directory)
+    refreshed = expectations.load(toml)
+    assert set(refreshed.entries) == {(PARSER, "tool.native_id")}
+    assert refreshed.entries[(PARSER, "tool.native_id")].reason == "strips punctuation from native ids"
+    assert not refreshed.entries[(PARSER, "tool.native_id")].untriaged
     assert grade(tmp_path / "4", *SELECT, expectations=directory).returncode == 0
+
+
+def test_modes_spell_tiers_and_every_mode() -> None:
+    assert expand_modes("*") == expand_modes(["batch", "token", "char"])
+    assert expand_modes(["token"]) == ("whole", "tokens", "bursts-2", "bursts-3", "bursts-5", "bursts-8",
+                                       "boundaries", "random")
+    assert compress_modes(expand_modes("*")) == "*"
+    assert compress_modes(expand_modes(["batch", "token"])) == ["batch", "token"]
+    assert compress_modes(("chars", "whole", "random")) == ["whole", "random", "chars"]
+    with pytest.raises(ValueError, match="unknown mode 'tokenz'"):
+        expand_modes(["tokenz"])
+
+
+def test_entries_sharing_a_bug_are_written_once_and_read_back(tmp_path: Path) -> None:
+    """One reason for several parsers and cases is one table; loading it gives every pair back."""
+    modes = expand_modes(["batch", "token"])
+    entries = [KnownBroken(p, c, modes, "drops narration after the call")
+               for p in ("e/a", "e/b") for c in ("tool.content_after", "tool.content_between")]
+    entries.append(KnownBroken("e/a", "tool.single", ("chars",), "leaks a split marker", "https://example.org/1"))
+    signatures = {("e/a", "tool.single", "chars"): {"status": "fail", "checks": ["markers"], "observed": None}}
+    path = tmp_path / "e.toml"
+    expectations.write(path, "e", entries, signatures)
+    tables = tomllib.loads(path.read_text(encoding="utf-8"))["known_broken"]
+    assert len(tables) == 2
+    assert tables[0] == {"parsers": ["e/a", "e/b"], "cases": ["tool.content_after", "tool.content_between"],
+                         "modes": ["batch", "token"], "reason": "drops narration after the call"}
+    loaded = expectations.load(path, {"e/a", "e/b"})
+    assert sorted(loaded.entries.values(), key=lambda e: e.key) == sorted(entries, key=lambda e: e.key)
+    assert loaded.recorded("e/a", "tool.single", "chars") == signatures[("e/a", "tool.single", "chars")]
+    assert loaded.lookup("e/a", "tool.single", "tokens") is None
+
+
+GOOD = '[[known_broken]]\nparser = "e/a"\ncase = "tool.single"\nmodes = "*"\nreason = "r"\n'
 
 
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ("[[known_broken]]\nparser = 'p'\ncase = 'c'\nmode = 'batch'\n", "field 'reason' missing"),
-        ("[[known_broken]]\nparser = 'p'\ncase = 'c'\nmode = 'batch'\nreason = 'r'\nobserved = '{x'\n",
-         "field 'observed' is not JSON"),
+        (GOOD + 'mode = "batch"\n', "known_broken[0] (e/a, tool.single): unknown key 'mode'"),
+        (GOOD + "[known_brokn]\n", "unknown table or key 'known_brokn'"),
+        (GOOD.replace('reason = "r"', 'reason = "r"\nuntriaged = "false"'),
+         "known_broken[0] (e/a, tool.single): key 'untriaged' has the wrong type: 'false'"),
+        (GOOD.replace('reason = "r"', 'reason = "  "'), "known_broken[0] (e/a, tool.single): key 'reason' is empty"),
+        (GOOD.replace('"e/a"', '"e/zz"'), "known_broken[0] (e/zz, tool.single): key 'parser': no parser 'e/zz'"),
+        (GOOD.replace('"e/a"', '"other/a"'), "key 'parser': 'other/a' is not a parser of engine 'e'"),
+        (GOOD.replace("tool.single", "tool.singel"), "key 'case': no case 'tool.singel' in the catalog"),
+        (GOOD.replace('"*"', '["tokenz"]'), "key 'modes': unknown mode 'tokenz'"),
+        (GOOD.replace('modes = "*"\n', ""), "key 'modes' is missing"),
+        (GOOD + "\n" + GOOD, "known_broken[1] ('e/a', 'tool.single'): this (parser, case) is in an earlier entry"),
+        (GOOD.replace('parser = "e/a"', 'parser = "e/a"\nparsers = ["e/a"]'),
+         "give exactly one of 'parser' and 'parsers'"),
+        (GOOD.replace('reason = "r"', 'reason = "r"\nlink = "issue 12"'), "key 'link' is not an http(s) URL"),
         ("known_broken = [", "not valid TOML"),
     ],
 )
-def test_bad_expectation_file_names_file_entry_and_field(tmp_path: Path, body: str, message: str) -> None:
-    path = tmp_path / "engine.toml"
+def test_bad_expectation_file_names_file_entry_and_key(tmp_path: Path, body: str, message: str) -> None:
+    path = tmp_path / "e.toml"
     path.write_text(body, encoding="utf-8")
     with pytest.raises(expectations.ExpectationError) as error:
-        expectations.load(path)
-    assert str(path) in str(error.value) and message in str(error.value)
+        expectations.load(path, {"e/a"})
+    assert str(error.value).startswith(str(path)) and message in str(error.value)
+    assert "\n" not in str(error.value).split(": not valid TOML")[0]
+
+
+def test_bad_signature_line_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "e.toml"
+    path.write_text(GOOD, encoding="utf-8")
+    expectations.signatures_path(path).write_text('{"parser": "e/a"}\n', encoding="utf-8")
+    with pytest.raises(expectations.ExpectationError, match=r"e\.signatures\.jsonl: line 1: not a signature"):
+        expectations.load(path, {"e/a"})
+
+
+def test_shipped_expectation_files_are_valid_and_reviewable() -> None:
+    """Every shipped file loads against its engine's parsers; none repeats a (parser, case); reviewable size."""
+    from contract.adapter import engine_module
+    from contract.matrix import parser_names
+    from fixtures import EXPECTATIONS_DIR
+
+    for path in sorted(EXPECTATIONS_DIR.glob("*.toml")):
+        known = expectations.load(path, parser_names(engine_module(path.stem)))
+        assert path.stat().st_size < 200_000, path
+        assert all(not e.untriaged for e in known.entries.values()), f"{path}: untriaged entries left"
 
 
 def test_unmapped_parsers_are_unimplemented_and_fail_the_run(tmp_path: Path) -> None:
@@ -103,36 +187,3 @@ def test_missing_engine_is_skip_not_failure(tmp_path: Path) -> None:
     engine = run.results["run"]["engines"]["absent"]
     assert engine["available"] is False and "engine_that_is_not_installed" in engine["skip_reason"]
     assert json.dumps(run.results)  # the document is plain JSON
-
-
-def test_rerun_command_grades_just_that_cell(tmp_path: Path) -> None:
-    first = grade(tmp_path / "all", "--engine", "tests.miniatures", "--case", "tool.native_id", "--mode", "tokens")
-    cell = first.cells(parser=PARSER)[0]
-    command = shlex.split(cell["rerun"])
-    assert command[:4] == ["nox", "-s", "grade", "--"]
-    again = subprocess.run([sys.executable, "-m", "pytest", "--grade", "-q", "--no-html",
-                            "--results", str(tmp_path / "one.json"), "--expectations", str(tmp_path), *command[4:]],
-                           cwd=ROOT, capture_output=True, text=True, timeout=300)
-    cells = json.loads((tmp_path / "one.json").read_text(encoding="utf-8"))["cells"]
-    assert [(c["parser"], c["case"], c["mode"]) for c in cells] == [(PARSER, "tool.native_id", "tokens")], again.stdout
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (("--family", "no_such_family"), "--family no_such_family: known families are"),
-        (("--mode", "sometimes"), "unknown mode 'sometimes'"),
-        (("--engine", "no.such.module"), "cannot import adapter module 'no.such.module'"),
-        (("--expectations", "{broken}"), "field 'reason' missing"),
-    ],
-)
-def test_bad_options_stop_the_run_with_a_clear_error(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
-    broken = tmp_path / "broken"
-    broken.mkdir()
-    (broken / "reference.toml").write_text("[[known_broken]]\nparser = 'p'\ncase = 'c'\nmode = 'batch'\n")
-    args = tuple(a.replace("{broken}", str(broken)) for a in args)
-    done = subprocess.run([sys.executable, "-m", "pytest", "--grade", "tests/test_matrix.py", "-q",
-                           "--results", str(tmp_path / "r.json"), *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 4, done.stdout[-1500:] + done.stderr[-1500:]  # pytest's usage error
-    assert message in done.stderr, done.stderr[-1500:]
