@@ -1,13 +1,17 @@
-"""Pytest glue for the matrix: options, cell collection, result recording, the closing summary.
+"""Pytest glue for the matrix: options, validation, cell collection, result recording, the summary.
 
 `pytest --grade` collects `tests/test_matrix.py` with one test per cell; without `--grade` that
-module is ignored and `pytest` runs the framework's own tests.
+module is ignored and `pytest` runs the framework's own tests. Parsers run in worker processes
+(`contract.isolation`); verdicts against the expectation files are given here, in the pytest process.
+A complete unfiltered run writes `--results` (holding a lock on it while it runs); a filtered or
+incomplete one writes its own file under `filtered/` beside it.
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import time
@@ -19,10 +23,11 @@ import pytest
 
 from contract import expectations
 from contract import results as results_file
-from contract.adapter import engine_module
+from contract.adapter import BUILTIN_ENGINES, engine_module
 from contract.catalog import CATALOG
 from contract.family import NotApplicable, Unimplemented
-from contract.matrix import Cell, Grader, plan
+from contract.isolation import IsolatedGrader, Limits
+from contract.matrix import Cell, Grader, judge, parser_names, plan
 from contract.profiles import CI, EXAMPLES
 from fixtures import EXPECTATIONS_DIR, all_families
 
@@ -38,9 +43,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--family", action="append", default=None, help="only these families; repeatable")
     group.addoption("--mode", action="append", default=None, help="only these modes; repeatable")
     group.addoption("--case", action="append", default=None, help="only these case ids; repeatable")
-    group.addoption("--results", default=str(ROOT / "reports" / "out" / "results.json"), help="results file")
+    group.addoption("--results", default=str(ROOT / "reports" / "out" / "results.json"),
+                    help="results file of a complete run; filtered runs write beside it, under filtered/")
     group.addoption("--expectations", default=str(EXPECTATIONS_DIR), help="directory of <engine>.toml files")
-    group.addoption("--cell-timeout", type=float, default=10.0, help="seconds a parser may run per chunking")
+    group.addoption("--hang-after", type=float, default=Limits.hang_after,
+                    help="CPU seconds one parser call may run without returning before it counts as hung")
+    group.addoption("--memory-limit", type=int, default=Limits.memory_limit_mb,
+                    help="MiB a parser's worker may grow during one cell before it is stopped")
     group.addoption("--no-html", action="store_true", help="do not write the HTML matrix beside the results")
 
 
@@ -61,7 +70,17 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def _results_path(config: pytest.Config) -> Path:
+    """The full results path (`--results`)."""
     return Path(config.getoption("--results")).resolve()
+
+
+def _narrowed(config: pytest.Config) -> bool:
+    """The run grades a selection, not the whole matrix of its engines."""
+    option = config.option
+    return bool(config.getoption("--family") or config.getoption("--mode") or config.getoption("--case")
+                or getattr(option, "keyword", "") or getattr(option, "markexpr", "")
+                or getattr(option, "deselect", None) or getattr(option, "lf", False)
+                or any("::" in arg for arg in config.args))
 
 
 def _engines(config: pytest.Config) -> list[str]:
@@ -83,28 +102,57 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 
 def _validate(config: pytest.Config) -> None:
-    """Bad options or expectation files stop the run at once, naming what is wrong."""
-    unknown = set(config.getoption("--family") or ()) - set(all_families())
+    """Bad options, fixtures or expectation files stop the run at once with one line naming what is wrong."""
+    _profile(config)
+    try:
+        families = all_families()
+    except (ValueError, TypeError, KeyError) as exc:
+        raise pytest.UsageError(str(exc).strip('"')) from None
+    unknown = set(config.getoption("--family") or ()) - set(families)
     if unknown:
         raise pytest.UsageError(f"--family {', '.join(sorted(unknown))}: known families are "
-                                f"{', '.join(all_families())}")
+                                f"{', '.join(families)}")
     directory = Path(config.getoption("--expectations"))
     try:
         for spec in _engines(config):
-            expectations.load(directory / f"{engine_module(spec).name}.toml")
+            module = engine_module(spec)
+            expectations.load(directory / f"{module.name}.toml", parser_names(module))
         _cells(config)
     except (ValueError, KeyError) as exc:
-        raise pytest.UsageError(str(exc).strip('"')) from exc
+        raise pytest.UsageError(str(exc).strip('"')) from None
 
 
+@pytest.hookimpl(tryfirst=True)  # before hypothesis's plugin loads the profile and fails with a traceback
 def pytest_configure(config: pytest.Config) -> None:
-    if _grading(config) and not _is_worker(config):
-        _validate(config)
-        results_file.reset(_results_path(config))
-        config.stash[_STARTED] = (datetime.now(UTC), time.perf_counter())
+    if not _grading(config) or _is_worker(config):
+        return
+    _validate(config)
+    full = _results_path(config)
+    if not _narrowed(config):
+        lock = results_file.ResultsLock(full)
+        try:
+            lock.acquire()
+        except results_file.ResultsBusy as exc:
+            raise pytest.UsageError(str(exc)) from None
+        config.stash[_LOCK] = lock
+    config.stash[_PARTS] = results_file.parts_dir(full)
+    config.stash[_STARTED] = (datetime.now(UTC), time.perf_counter())
+
+
+def pytest_configure_node(node: Any) -> None:
+    """xdist: every worker logs into this run's parts folder."""
+    node.workerinput["matrix_parts"] = str(node.config.stash[_PARTS])
 
 
 _STARTED = pytest.StashKey[tuple[datetime, float]]()
+_PARTS = pytest.StashKey[Path]()
+_LOCK = pytest.StashKey[results_file.ResultsLock]()
+
+
+def _parts(config: pytest.Config) -> Path:
+    if _is_worker(config):
+        return Path(config.workerinput["matrix_parts"])  # type: ignore[attr-defined]
+    return config.stash[_PARTS]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -114,17 +162,67 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.fixture(scope="session")
-def grader(pytestconfig: pytest.Config) -> Grader:
-    return Grader(Path(pytestconfig.getoption("--expectations")), _profile(pytestconfig),
-                  pytestconfig.getoption("--cell-timeout"))
+def grader(pytestconfig: pytest.Config):
+    limits = Limits(pytestconfig.getoption("--hang-after"), pytestconfig.getoption("--memory-limit"))
+    isolated = IsolatedGrader(_profile(pytestconfig), limits)
+    yield isolated
+    isolated.close()
+
+
+@pytest.fixture(scope="session")
+def known(pytestconfig: pytest.Config):
+    """Each engine's expectations, loaded once per process (validated before the run began)."""
+    directory = Path(pytestconfig.getoption("--expectations"))
+    loaded: dict[str, expectations.Expectations] = {}
+
+    def of(engine: str) -> expectations.Expectations:
+        if engine not in loaded:
+            loaded[engine] = expectations.load(directory / f"{engine}.toml")
+        return loaded[engine]
+
+    return of
 
 
 @pytest.fixture(scope="session")
 def record_log(pytestconfig: pytest.Config):
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    log = results_file.RecordLog(_results_path(pytestconfig), worker)
+    log = results_file.RecordLog(_parts(pytestconfig), worker)
     yield log
     log.close()
+
+
+@pytest.fixture(scope="session")
+def rerun(pytestconfig: pytest.Config):
+    return lambda cell: rerun_command(pytestconfig, cell)
+
+
+def rerun_command(config: pytest.Config, cell: Cell) -> str:
+    """The shell command, run from the project root, that grades just this cell again with the options
+    that decide its verdict; builtin engines rerun in their own nox session, reusing its virtualenv."""
+    node = shlex.quote(f"tests/test_matrix.py::test_cell[{cell.id}]")
+    options: list[str] = []
+    profile = _profile(config)
+    if profile != CI:
+        options += ["--hypothesis-profile", profile]
+    directory = Path(config.getoption("--expectations")).resolve()
+    if directory != EXPECTATIONS_DIR.resolve():
+        options += ["--expectations", _shown(directory)]
+    for option, default in (("--hang-after", Limits.hang_after), ("--memory-limit", Limits.memory_limit_mb)):
+        if config.getoption(option) != default:
+            options += [option, str(config.getoption(option))]
+    if cell.engine in BUILTIN_ENGINES:
+        session = f"\"grade(engine='{cell.engine}')\""  # builtin engine names need no escaping
+        return " ".join(["nox", "-R", "-s", session, "--", node, *map(shlex.quote, options)])
+    return " ".join(["python", "-m", "pytest", "--grade", "--engine", shlex.quote(cell.engine), node,
+                     *map(shlex.quote, options)])
+
+
+def _shown(path: Path) -> str:
+    """A path relative to the project root where it is inside it."""
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
 
 
 def _commit() -> str | None:
@@ -193,12 +291,29 @@ def _document(config: pytest.Config, cells: list[dict[str, Any]]) -> dict[str, A
 _WRITTEN = pytest.StashKey[Path]()
 
 
+_NOTICE = pytest.StashKey[str]()
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     if not _grading(config) or _is_worker(config) or _STARTED not in config.stash:
         return
-    path = _results_path(config)
-    results_file.write(path, _document(config, results_file.read_parts(path)))
+    full = _results_path(config)
+    cells = results_file.read_parts(config.stash[_PARTS])
+    planned = len(_cells(config))
+    if _narrowed(config):
+        path = results_file.filtered_path(full)
+        config.stash[_NOTICE] = f"a filtered run ({len(cells)} cells): its own results file; {full} is untouched"
+    elif len(cells) < planned:
+        path = results_file.filtered_path(full, "-incomplete")
+        config.stash[_NOTICE] = (f"the run stopped after {len(cells)} of {planned} cells: written apart; "
+                                 f"{full} is untouched")
+    else:
+        path = full
+    results_file.write(path, _document(config, cells))
+    results_file.remove_parts(config.stash[_PARTS])
+    if _LOCK in config.stash:
+        config.stash[_LOCK].release()
     config.stash[_WRITTEN] = path
 
 
@@ -213,8 +328,10 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
     document = load_results(path)
     terminalreporter.section("conformance matrix")
     terminalreporter.write_line(terminal_summary(document))
+    if _NOTICE in config.stash:
+        terminalreporter.write_line(config.stash[_NOTICE])
     terminalreporter.write_line(f"results: {path}")
     if not config.getoption("--no-html"):
-        html = path.with_name("matrix.html")
+        html = path.with_name("matrix.html") if path == _results_path(config) else path.with_suffix(".html")
         write_matrix(document, html)
         terminalreporter.write_line(f"matrix:  {html}")

@@ -125,9 +125,10 @@ class Family:
     corpus: str = field(default="", repr=False)  # extra text to train the family's tokenizer on
 
     def __post_init__(self) -> None:
-        unknown = set(self.positions) - {c.id for c in CATALOG}
+        unknown = sorted(set(self.positions) - {c.id for c in CATALOG})
         if unknown:
-            raise ValueError(f"family {self.name!r}: positions for unknown cases {sorted(unknown)}")
+            raise ValueError(f"family {self.name!r}: key 'positions': a position for case {unknown[0]!r}, "
+                             "which is not in the catalog")
         for token in (*self.special_tokens, *self.added_tokens):
             if token not in self.markers:
                 raise ValueError(f"family {self.name!r}: token {token!r} is not among its markers")

@@ -1,14 +1,17 @@
 """Grade one parser on one sample in one mode: run it, apply the checks, keep the evidence.
 
-A parser that raises is `error`, one that runs past the deadline is `timeout`; neither escapes
-this module. Generated modes run a hypothesis search over chunkings and keep the failing one
-(shrunk to a minimal chunking where the profile shrinks, see `contract.profiles`).
+A parser that raises is `error` and never escapes this module; one that hangs, crashes the
+interpreter or exhausts memory is stopped from outside (`contract.isolation`), which reads what it
+was doing from the subject's `Progress`. Generated modes run a hypothesis search over chunkings and
+keep the failing one (shrunk to a minimal chunking where the profile shrinks, see `contract.profiles`).
 """
 
 from __future__ import annotations
 
+import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, given
@@ -19,15 +22,15 @@ from .adapter import ParserUnderTest
 from .assembly import assemble
 from .checks import Failure, StreamRun
 from .chunking import Mode, char_chunks, char_cuts, deterministic_chunkings, token_chunks, token_cuts
-from .deadline import ParserTimeout, deadline
 from .family import Family, Sample
 from .model import Chunk, Message
+from .progress import Call, Progress
 from .tokenizer import TokenStream
 
 
 @dataclass(frozen=True)
 class Graded:
-    status: str  # pass | fail | error | timeout
+    status: str  # pass | fail | error (a hang is stopped from outside: see contract.isolation)
     failures: tuple[Failure, ...] = ()
     notes: tuple[str, ...] = ()
     observed: Message | None = None
@@ -43,21 +46,33 @@ class Graded:
 
 @dataclass
 class Subject:
-    """A parser under test facing one sample."""
+    """A parser under test facing one sample; every parser call is announced to `progress` and its CPU
+    time added to `cpu_s` (per call kind: `parse` for one-shot, `stream` for open/feed/finish)."""
 
     parser: ParserUnderTest
     family: Family
     sample: Sample
     stream: TokenStream
-    timeout: float = 10.0
+    progress: Progress = field(default_factory=Progress)
+    cpu_s: dict[str, float] = field(default_factory=lambda: {"parse": 0.0, "stream": 0.0})
     _batch: Message | BaseException | None = field(default=None, repr=False)
 
     @property
     def keep_ids(self) -> bool:
         return self.sample.case.native_ids
 
+    @contextmanager
+    def _calling(self, call: Call, index: int = -1) -> Iterator[None]:
+        self.progress.enter(call, index)
+        started = time.process_time()
+        try:
+            yield
+        finally:
+            self.cpu_s["parse" if call is Call.PARSE else "stream"] += time.process_time() - started
+            self.progress.leave()
+
     def parse(self) -> Message:
-        with deadline(self.timeout):
+        with self._calling(Call.PARSE):
             return self.parser.parse(self.sample.text, self.stream.ids, self.sample.context, self.sample.stop)
 
     def batch(self) -> Message | BaseException:
@@ -70,11 +85,16 @@ class Subject:
         return self._batch
 
     def run(self, chunks: tuple[Chunk, ...]) -> StreamRun:
-        with deadline(self.timeout):
+        self.progress.chunking(tuple(c.text for c in chunks))
+        with self._calling(Call.OPEN):
             session = self.parser.open_stream(self.sample.context)
-            per_chunk = tuple(tuple(session.feed(chunk)) for chunk in chunks)
+        per_chunk = []
+        for index, chunk in enumerate(chunks):
+            with self._calling(Call.FEED, index):
+                per_chunk.append(tuple(session.feed(chunk)))
+        with self._calling(Call.FINISH):
             final = tuple(session.finish(self.sample.stop))
-        return StreamRun(chunks, per_chunk, final)
+        return StreamRun(chunks, tuple(per_chunk), final)
 
 
 def _error_text(exc: BaseException) -> str:
@@ -105,8 +125,8 @@ def judge_stream(subject: Subject, run: StreamRun) -> tuple[list[Failure], list[
 
 
 def _crash(exc: BaseException, chunking: tuple[str, ...] | None = None) -> Graded:
-    status = "timeout" if isinstance(exc, ParserTimeout) else "error"
-    return Graded(status, (Failure(status, f"{type(exc).__name__}: {exc}"),), chunking=chunking, error=_error_text(exc))
+    return Graded("error", (Failure("error", f"{type(exc).__name__}: {exc}"),), chunking=chunking,
+                  error=_error_text(exc))
 
 
 def grade_batch(subject: Subject) -> Graded:
@@ -154,7 +174,6 @@ def _grade_generated(subject: Subject, mode: Mode, settings: Settings) -> Graded
         make = lambda cuts: token_chunks(subject.stream, cuts)  # noqa: E731
     examples = 0
     worst_holdback = 0
-    timed_out: Graded | None = None
     last_failure: Graded | None = None
     first_pass: Graded | None = None
 
@@ -162,23 +181,20 @@ def _grade_generated(subject: Subject, mode: Mode, settings: Settings) -> Graded
               suppress_health_check=list(HealthCheck))
     @given(cuts=strategy)
     def search(cuts: list[int]) -> None:
-        nonlocal examples, worst_holdback, timed_out, last_failure, first_pass
+        nonlocal examples, worst_holdback, last_failure, first_pass
         examples += 1
-        # after one timeout, do not spend a deadline on every shrink step
-        graded = timed_out or _grade_chunkings(subject, [make(cuts)])
+        graded = _grade_chunkings(subject, [make(cuts)])
         worst_holdback = max(worst_holdback, graded.holdback or 0)
         if graded.status == "pass":
             first_pass = first_pass or graded
             return
-        if graded.status == "timeout":
-            timed_out = graded
         last_failure = graded
         raise _Failed(graded)  # the single raise site: hypothesis treats sites as distinct bugs
 
     try:
         search()
     except _Failed as failed:
-        found = timed_out or last_failure or failed.graded
+        found = last_failure or failed.graded
         return Graded(found.status, found.failures, found.notes, found.observed, found.chunking,
                       worst_holdback, examples, found.error)
     except Exception as exc:  # noqa: BLE001 - e.g. hypothesis reporting a flaky parser

@@ -8,21 +8,21 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from fixtures import EXPECTATIONS_DIR, all_families
+from fixtures import all_families
 
 from . import expectations
 from .adapter import Engine, EngineModule, ParserUnderTest, engine_module
 from .catalog import CATALOG, Case, case
-from .chunking import MODES, Mode, mode
+from .chunking import MODES, Mode, deterministic_chunkings, mode
 from .compare import normalized
 from .family import Family, NotApplicable, Sample, Unimplemented
 from .grading import Graded, Subject, grade
 from .profiles import profile
+from .progress import Call, Progress
 from .tokenizer import TokenStream, family_tokenizer, token_stream
 
 
@@ -70,20 +70,34 @@ def plan(
     return cells
 
 
+SLOWDOWN_MODES = ("batch", "tokens")  # where a parser's CPU time is set against the reference parser's
+GRADED = ("pass", "fail", "error", "timeout")  # statuses a KnownBroken entry can speak to
+
+
+def parser_names(module: EngineModule) -> set[str]:
+    """Every `engine/name` the engine module grades (the reference engine owes one to every family)."""
+    names = set(module.mapping)
+    if module.name == "reference":
+        names |= set(all_families())
+    return {f"{module.name}/{name}" for name in names}
+
+
 @dataclass
 class Grader:
-    """Grades cells in one process, caching engines, parsers, samples and batch results."""
+    """Grades cells in one process, caching engines, parsers, samples and batch results.
 
-    expectations_dir: Path = EXPECTATIONS_DIR
+    A record's `outcome` is the graded status until `judge` sets the verdict against expectations
+    (that happens in the controlling process, which also records cells whose worker it had to stop).
+    """
+
     hypothesis_profile: str = "ci"
-    timeout: float = 10.0
+    progress: Progress = field(default_factory=Progress)
     _modules: dict[str, EngineModule] = field(default_factory=dict)
     _engines: dict[str, Engine | str] = field(default_factory=dict)
     _parsers: dict[tuple[str, str], ParserUnderTest | BaseException] = field(default_factory=dict)
     _positions: dict[tuple[str, str], Sample | NotApplicable | Unimplemented] = field(default_factory=dict)
     _streams: dict[tuple[str, str], TokenStream] = field(default_factory=dict)
     _subjects: dict[tuple[str, str], Subject] = field(default_factory=dict)
-    _known: dict[str, dict[tuple[str, str, str], expectations.KnownBroken]] = field(default_factory=dict)
 
     def module(self, spec: str) -> EngineModule:
         if spec not in self._modules:
@@ -92,13 +106,12 @@ class Grader:
 
     def engine(self, spec: str) -> Engine | str:
         if spec not in self._engines:
-            self._engines[spec] = self.module(spec).load()
+            self.progress.enter(Call.LOAD)
+            try:
+                self._engines[spec] = self.module(spec).load()
+            finally:
+                self.progress.leave()
         return self._engines[spec]
-
-    def known(self, engine: str) -> dict[tuple[str, str, str], expectations.KnownBroken]:
-        if engine not in self._known:
-            self._known[engine] = expectations.load(self.expectations_dir / f"{engine}.toml")
-        return self._known[engine]
 
     def _parser(self, cell: Cell, engine: Engine, family: Family) -> ParserUnderTest | BaseException | None:
         key = (cell.engine, cell.parser_name)
@@ -106,10 +119,13 @@ class Grader:
             factory = engine.factories.get(cell.parser_name)
             if factory is None:
                 return None
+            self.progress.enter(Call.BUILD)
             try:
                 self._parsers[key] = factory(family)
             except Exception as exc:  # noqa: BLE001 - an adapter that cannot build is an outcome
                 self._parsers[key] = exc
+            finally:
+                self.progress.leave()
         return self._parsers[key]
 
     def _position(self, family: Family, the_case: Case) -> Sample | NotApplicable | Unimplemented:
@@ -119,27 +135,32 @@ class Grader:
             self._positions[key] = family.sample(the_case)
         return self._positions[key]
 
+    def _stream(self, family: Family, sample: Sample) -> TokenStream:
+        key = (family.name, sample.case.id)
+        if key not in self._streams:
+            self._streams[key] = token_stream(family_tokenizer(family), sample.rendered)
+        return self._streams[key]
+
     def _subject(self, cell: Cell, parser: ParserUnderTest, family: Family, sample: Sample) -> Subject:
-        stream_key = (family.name, sample.case.id)
-        if stream_key not in self._streams:
-            self._streams[stream_key] = token_stream(family_tokenizer(family), sample.rendered)
         key = (cell.parser, cell.case)
         if key not in self._subjects:
-            self._subjects[key] = Subject(parser, family, sample, self._streams[stream_key], self.timeout)
+            self._subjects[key] = Subject(parser, family, sample, self._stream(family, sample), self.progress)
         return self._subjects[key]
 
-    def grade(self, cell: Cell) -> dict[str, Any]:
+    def grade(self, cell: Cell, announce: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+        """The cell's record; `announce` gets it once the input is known, before the parser runs."""
         started = time.perf_counter()
         record = _base_record(cell)
         try:
-            self._grade_into(cell, record)
+            self._grade_into(cell, record, announce or (lambda record: None))
         except Exception as exc:  # noqa: BLE001 - the framework reports, it does not stop the run
             record.update(outcome="error", error="".join(traceback.format_exception(exc))[-4000:],
-                          failures=[{"check": "error", "detail": f"{type(exc).__name__}: {exc}"}])
+                          failures=[{"check": "error", "detail": f"{type(exc).__name__}: {exc}"}],
+                          signature=expectations.signature("error", ["error"], None))
         record["duration_s"] = round(time.perf_counter() - started, 4)
         return record
 
-    def _grade_into(self, cell: Cell, record: dict[str, Any]) -> None:
+    def _grade_into(self, cell: Cell, record: dict[str, Any], announce: Callable[[dict[str, Any]], None]) -> None:
         the_case = case(cell.case)
         if cell.family is None:
             record.update(outcome="unimplemented", reason=f"{cell.parser} maps to no family fixture")
@@ -159,7 +180,8 @@ class Grader:
         engine = self.engine(cell.engine)
         if isinstance(engine, Engine) and cell.parser_name in engine.reasoning_in_content and family.reasoning:
             sample = sample.with_reasoning_in_content(family.reasoning)
-        record.update(input=_input(sample), expected=sample.expected.to_json(), note=sample.note or None)
+        stream = self._stream(family, sample)
+        record.update(input=_input(sample, stream), expected=sample.expected.to_json(), note=sample.note or None)
         if isinstance(engine, str):
             record.update(outcome="skip", reason=engine)
             return
@@ -169,44 +191,71 @@ class Grader:
             return
         if isinstance(parser, BaseException):
             raise parser
+        announce(record)
         subject = self._subject(cell, parser, family, sample)
-        graded = grade(subject, mode(cell.mode), profile(self.hypothesis_profile))
-        self._record_graded(cell, the_case, graded, record)
-        if record["outcome"] != "pass":  # ids are reproducible from the family tokenizer; keep them as evidence
-            record["input"]["token_ids"] = list(subject.stream.ids)
+        subject.cpu_s.update(parse=0.0, stream=0.0)
+        the_mode = mode(cell.mode)
+        graded = grade(subject, the_mode, profile(self.hypothesis_profile))
+        _record_graded(the_case, graded, record)
+        record["parse_cpu_s"] = round(sum(subject.cpu_s.values()), 6)
+        if engine.name != "reference" and cell.mode in SLOWDOWN_MODES and graded.status != "error":
+            own = subject.cpu_s["parse" if the_mode.name == "batch" else "stream"]
+            reference = self._reference_cpu(subject, the_mode)
+            record.update(reference_cpu_s=round(reference, 6), slowdown=round(own / max(reference, 1e-6), 1))
+        if record["outcome"] == "pass":  # ids are reproducible from the family tokenizer; keep them as evidence
+            record["input"]["token_ids"] = None
 
-    def _record_graded(self, cell: Cell, the_case: Case, graded: Graded, record: dict[str, Any]) -> None:
-        observed = graded.observed
-        current = expectations.signature(
+    def _reference_cpu(self, subject: Subject, the_mode: Mode) -> float:
+        """CPU seconds the reference parser of the subject's family needs for the same input in that mode."""
+        reference = self.engine("reference")
+        assert isinstance(reference, Engine), reference
+        parser = reference.factories[subject.family.name](subject.family)
+        twin = Subject(parser, subject.family, subject.sample, subject.stream)
+        if not the_mode.streaming:
+            twin.parse()
+            return twin.cpu_s["parse"]
+        for chunks in deterministic_chunkings(the_mode, subject.stream, subject.family.markers):
+            twin.run(chunks)
+        return twin.cpu_s["stream"]
+
+
+def _record_graded(the_case: Case, graded: Graded, record: dict[str, Any]) -> None:
+    observed = graded.observed
+    record.update(
+        outcome=graded.status,
+        failures=[f.to_json() for f in graded.failures],
+        notes=list(graded.notes),
+        observed=observed.to_json() if observed is not None else None,
+        chunking=list(graded.chunking) if graded.chunking is not None else None,
+        holdback=graded.holdback,
+        examples=graded.examples,
+        error=graded.error,
+        signature=None if graded.status == "pass" else expectations.signature(
             graded.status, graded.checks_failed,
-            normalized(observed, keep_ids=the_case.native_ids) if observed is not None else None,
-        )
-        entry = expectations.lookup(self.known(cell.engine_name), cell.parser, cell.case, cell.mode)
-        verdict = expectations.resolve(graded.status, current, entry)
-        record.update(
-            outcome=verdict.outcome,
-            failures=[f.to_json() for f in graded.failures],
-            notes=list(graded.notes),
-            observed=observed.to_json() if observed is not None else None,
-            chunking=list(graded.chunking) if graded.chunking is not None else None,
-            holdback=graded.holdback,
-            examples=graded.examples,
-            error=graded.error,
-            diff=verdict.diff,
-            signature=current if graded.status != "pass" else None,
-        )
-        if entry is not None:
-            record.update(reason=entry.reason or None, link=entry.link or None, untriaged=entry.untriaged)
-        if verdict.outcome == "fixed":
-            record["reason"] = f"known broken ({entry.reason or 'untriaged'}) but passes now: remove the entry"
+            normalized(observed, keep_ids=the_case.native_ids) if observed is not None else None),
+    )
 
 
-def _input(sample: Sample) -> dict[str, Any]:
-    return {"text": sample.text, "token_ids": None, "context": sample.context.to_json(), "stop": sample.stop}
+def judge(record: dict[str, Any], known: expectations.Expectations) -> dict[str, Any]:
+    """Turn a graded status into the cell's verdict against what is known about it (xfail, fixed, changed)."""
+    status = record["outcome"]
+    if status not in GRADED:
+        return record
+    entry = known.lookup(record["parser"], record["case"], record["mode"])
+    recorded = known.recorded(record["parser"], record["case"], record["mode"])
+    verdict = expectations.resolve(status, record["signature"] or {}, entry, recorded)
+    record.update(outcome=verdict.outcome, diff=verdict.diff)
+    if entry is not None:
+        record.update(reason=entry.reason, link=entry.link or None, untriaged=entry.untriaged)
+    if verdict.outcome == "fixed":
+        assert entry is not None
+        record["reason"] = f"known broken ({entry.reason}) but passes now: remove this mode from the entry"
+    return record
 
 
-def rerun_command(cell: Cell) -> str:
-    return f"nox -s grade -- --engine {cell.engine} 'tests/test_matrix.py::test_cell[{cell.id}]'"
+def _input(sample: Sample, stream: TokenStream) -> dict[str, Any]:
+    return {"text": sample.text, "token_ids": list(stream.ids), "context": sample.context.to_json(),
+            "stop": sample.stop}
 
 
 def _base_record(cell: Cell) -> dict[str, Any]:
@@ -217,5 +266,6 @@ def _base_record(cell: Cell) -> dict[str, Any]:
         "kind": the_case.kind, "mode": cell.mode, "tier": the_mode.tier, "outcome": None, "failures": [],
         "notes": [], "reason": None, "link": None, "untriaged": False, "diff": None, "input": None,
         "expected": None, "observed": None, "chunking": None, "holdback": None, "examples": None,
-        "duration_s": 0.0, "error": None, "signature": None, "note": None, "rerun": rerun_command(cell),
+        "duration_s": 0.0, "parse_cpu_s": None, "reference_cpu_s": None, "slowdown": None, "error": None,
+        "signature": None, "note": None, "rerun": None,
     }

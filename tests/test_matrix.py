@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from contract.matrix import Cell, Grader
+from contract.isolation import IsolatedGrader
+from contract.matrix import Cell, judge
 from contract.results import RecordLog
 
 PASSING = ("pass",)
@@ -26,8 +27,9 @@ def _explain(record: dict) -> str:
     return "\n".join(lines)
 
 
-def test_cell(cell: Cell, grader: Grader, record_log: RecordLog) -> None:
-    record = grader.grade(cell)
+def test_cell(cell: Cell, grader: IsolatedGrader, known, rerun, record_log: RecordLog) -> None:
+    record = judge(grader.grade(cell), known(cell.engine_name))
+    record["rerun"] = rerun(cell)
     record_log.write(record)
     outcome = record["outcome"]
     if outcome in PASSING:

@@ -1,4 +1,4 @@
-"""Per-process record logs, their merge, and the atomic results file."""
+"""Per-process record logs, their merge, the atomic results file, and the lock on it."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def _records(worker: str, count: int) -> list[dict[str, Any]]:
 
 
 def _write(path: Path, worker: str, records: list[dict[str, Any]]) -> None:
-    log = results.RecordLog(path, worker)
+    log = results.RecordLog(results.parts_dir(path), worker)
     for record in records:
         log.write(record)
     log.close()
@@ -28,42 +28,56 @@ def _key(record: dict[str, Any]) -> tuple[str, int]:
 
 def test_two_workers_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "out" / "results.json"
-    first, second = results.RecordLog(path, "gw0"), results.RecordLog(path, "gw1")
+    parts = results.parts_dir(path)
+    first, second = results.RecordLog(parts, "gw0"), results.RecordLog(parts, "gw1")
     a, b = _records("gw0", 20), _records("gw1", 20)
     for x, y in zip(a, b, strict=True):
         first.write(x)
         second.write(y)
     first.close()
     second.close()
-    assert sorted(results.read_parts(path), key=_key) == sorted(a + b, key=_key)
+    assert sorted(results.read_parts(results.parts_dir(path)), key=_key) == sorted(a + b, key=_key)
 
 
 def test_a_reopened_log_appends(tmp_path: Path) -> None:
     path = tmp_path / "results.json"
     _write(path, "main", _records("main", 2))
     _write(path, "main", _records("again", 1))
-    assert len(results.read_parts(path)) == 3
+    assert len(results.read_parts(results.parts_dir(path))) == 3
 
 
 def test_records_with_unicode_line_separators_survive(tmp_path: Path) -> None:
     path = tmp_path / "results.json"
     records = [{"worker": "main", "n": 0, "text": "a\u2028b"}, {"worker": "main", "n": 1, "text": "c\x85d"}]
     _write(path, "main", records)
-    assert results.read_parts(path) == records
+    assert results.read_parts(results.parts_dir(path)) == records
 
 
-def test_reset_removes_parts(tmp_path: Path) -> None:
+def test_parts_are_the_runs_own_and_removed_after(tmp_path: Path) -> None:
     path = tmp_path / "results.json"
+    assert results.parts_dir(path) != path.with_name("results.json.parts")  # per process, not shared
     _write(path, "gw0", _records("gw0", 3))
     _write(path, "gw1", _records("gw1", 3))
-    results.reset(path)
-    assert list(results.parts_dir(path).glob("*.jsonl")) == []
-    assert results.read_parts(path) == []
+    results.remove_parts(results.parts_dir(path))
+    assert list(tmp_path.iterdir()) == []
+    results.remove_parts(results.parts_dir(path))  # harmless when already gone
 
 
-def test_reset_without_parts_is_harmless(tmp_path: Path) -> None:
-    results.reset(tmp_path / "never-written.json")
-    assert not results.parts_dir(tmp_path / "never-written.json").exists()
+def test_the_lock_refuses_a_second_holder_and_frees_on_release(tmp_path: Path) -> None:
+    path = tmp_path / "out" / "results.json"
+    first, second = results.ResultsLock(path), results.ResultsLock(path)
+    first.acquire()
+    with pytest.raises(results.ResultsBusy, match=r"another grade is writing it \(pid \d+, started "):
+        second.acquire()
+    first.release()
+    second.acquire()
+    second.release()
+
+
+def test_filtered_results_go_beside_the_full_ones(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    own = results.filtered_path(path, "-incomplete")
+    assert own.parent == tmp_path / "filtered" and own.name.endswith("-incomplete.json")
 
 
 def test_write_is_atomic_and_valid_json(tmp_path: Path) -> None:
@@ -83,4 +97,4 @@ def test_corrupt_line_names_file_and_line(tmp_path: Path) -> None:
     with part.open("a", encoding="utf-8") as f:
         f.write('{"worker": "gw3", "n": \n')
     with pytest.raises(ValueError, match=r"gw3\.jsonl: line 3 "):
-        results.read_parts(path)
+        results.read_parts(results.parts_dir(path))
