@@ -23,7 +23,7 @@ ROOT = Path(__file__).parent
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 DEPENDENCIES = PYPROJECT["project"]["dependencies"]
 OPTIONAL = PYPROJECT["project"]["optional-dependencies"]
-OUT = Path("reports/out")
+OUT = Path(os.environ.get("MATRIX_OUT", "reports/out"))  # tests point it elsewhere
 MATRIX = "tests/test_matrix.py"
 CHROMIUM = "/usr/bin/chromium"
 PINS = Path(os.environ.get("ENGINE_PINS_DIR", ROOT.parent / "shared" / "engines"))
@@ -62,8 +62,9 @@ def _ensure_chromium(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The framework's own tests: miniature parsers, expectations, reports, a real browser."""
-    session.install(*DEPENDENCIES, *OPTIONAL["browser"])
+    """The framework's own tests: miniature parsers, expectations, reports, a real browser, and the
+    commands the project prints (rerun), run verbatim, which is why nox is installed here too."""
+    session.install(*DEPENDENCIES, *OPTIONAL["browser"], "nox")
     _ensure_chromium(session)
     # exit 5 (no tests collected, e.g. a -k that matches nothing) is not a failure of the framework
     session.run("pytest", *(session.posargs or ["-n", "2"]), success_codes=[0, 5])
@@ -84,7 +85,9 @@ def grade(session: nox.Session, engine: str) -> None:
     """Grade one engine's parsers into reports/out/<engine>/, then redraw the combined matrix.
 
     `nox -s grade` grades every engine in turn; `nox -s "grade(engine='vllm')"` one of them.
-    Extra arguments go to pytest: `nox -s "grade(engine='reference')" -- -n 2 -k kimi_k2`.
+    Extra arguments go to pytest: `nox -s "grade(engine='reference')" -- -n 2 -k kimi_k2`. A filtered run
+    (a node id, -k, --family, --case, --mode) writes reports/out/<engine>/filtered/<time>-<pid>.json and
+    leaves the full results and the combined matrix as they are; a single-cell rerun skips the wiring tests.
     """
     install = ENGINES[engine]
     if install.requirement and install.pinned:
@@ -93,18 +96,27 @@ def grade(session: nox.Session, engine: str) -> None:
         session.install(install.requirement)
     session.install(*DEPENDENCIES)
     env = _harmony_vocab(session) if install.harmony_vocab else {}
-    if install.requirement:
+    # a node id such as 'tests/test_matrix.py::test_cell[…]' (the rerun command a cell shows) replaces the module
+    rerun = any(a.startswith(MATRIX) for a in session.posargs)
+    if install.requirement and not rerun:
         # the adapter's wiring tests first: a miswired adapter must not be graded at all
         session.run("pytest", "tests/test_adapters.py", "-q", env={"REQUIRE_ENGINES": engine, **env})
     results = OUT / engine / "results.json"
-    # a node id such as 'tests/test_matrix.py::test_cell[…]' (the matrix's rerun command) replaces the module
-    target = [] if any(a.startswith(MATRIX) for a in session.posargs) else [MATRIX]
-    session.run("pytest", "--grade", *target, "-q", "--engine", engine, "--results", str(results), *session.posargs,
-                env=env)
+    before = _stamp(results)
+    session.run("pytest", "--grade", *([] if rerun else [MATRIX]), "-q", "--engine", engine,
+                "--results", str(results), *session.posargs, env=env)
+    if _stamp(results) == before:  # a filtered or stopped run wrote its own file: the full results stand
+        session.log(f"{results} and the combined matrix are untouched (see the run's own results file above)")
+        return
     graded = _graded()
     session.run("python", "-m", "reports", *graded, "--html", str(OUT / "matrix.html"),
                 "--markdown", str(OUT / "summary.md"), "--quiet")
     session.log(f"combined matrix of {', '.join(graded)}: {OUT / 'matrix.html'}")
+
+
+def _stamp(path: Path) -> int | None:
+    """When a file was last replaced (results files are replaced atomically, never edited)."""
+    return path.stat().st_mtime_ns if path.exists() else None
 
 
 def _harmony_vocab(session: nox.Session) -> dict[str, str]:

@@ -16,20 +16,24 @@ from grading_run import Run, grade
 from contract.catalog import Call, Content, Truncation, case
 from contract.family import Sample
 from fixtures import family
-from tests.miniatures.defects import DEFECTS
+from tests.miniatures.defects import DEFECTS, KILLERS
 
 FAILING = ("fail", "error", "timeout")
+KILLER_MODES = ("batch", "tokens", "random")  # each of their failing cells costs a worker, so fewer modes
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    """All miniatures with the default deadline, except `hangs`, graded apart with a short one (a
-    deadline that tight would time out honest parsers on a loaded machine)."""
+    """Every miniature with the default limits, except those that hang, abort or blow up memory: they are
+    graded apart, with a 1 s hang bound and a 256 MiB memory limit, in three modes."""
     tmp = tmp_path_factory.mktemp("miniatures")
-    main = grade(tmp / "main", "--engine", "tests.miniatures", "-n", "2", "-k", "not hangs")
-    hung = grade(tmp / "hangs", "--engine", "tests.miniatures", "--cell-timeout", "0.5", "-n", "2", "-k", "hangs")
-    cells = main.results["cells"] + hung.results["cells"]
-    return Run(max(main.returncode, hung.returncode), main.output + hung.output, {**main.results, "cells": cells})
+    others = " and ".join(f"not {name}" for name in KILLERS)
+    main = grade(tmp / "main", "--engine", "tests.miniatures", "-n", "2", "-k", others)
+    killers = grade(tmp / "killers", "--engine", "tests.miniatures", "--hang-after", "1", "--memory-limit", "256",
+                    *(a for m in KILLER_MODES for a in ("--mode", m)), "-n", "2", "-k", " or ".join(KILLERS))
+    cells = main.results["cells"] + killers.results["cells"]
+    return Run(max(main.returncode, killers.returncode), main.output + killers.output,
+               {**main.results, "cells": cells})
 
 
 def _sample(parser: str, case_id: str) -> Sample:
@@ -89,11 +93,14 @@ ORACLES: dict[str, tuple[Callable[[Sample, str], bool], str]] = {
     "crashes_on_dotted_names": (dotted_name, "error"),
     "arguments_not_json": (quoted_arguments, "fail"),
     "hangs": (sunny_answer, "timeout"),
+    "hangs_in_native_code": (sunny_answer, "timeout"),
+    "aborts": (sunny_answer, "error"),
+    "exhausts_memory": (sunny_answer, "error"),
 }
 
 
 def test_every_miniature_has_an_oracle() -> None:
-    assert set(ORACLES) | {"duplicates_text"} == set(DEFECTS)
+    assert set(ORACLES) | {"duplicates_text", "slow_but_correct"} == set(DEFECTS)
 
 
 @pytest.mark.parametrize("name", sorted(ORACLES))
@@ -158,3 +165,54 @@ def test_crash_and_hang_are_recorded_not_raised(run: Run) -> None:
     assert hung["outcome"] == "timeout"
     assert len(run.results["cells"]) == len({(c["parser"], c["case"], c["mode"]) for c in run.results["cells"]})
     assert Path(run.results["run"]["command"].split()[0]).name == "pytest"
+
+
+def _one(run: Run, parser: str, mode: str) -> dict:
+    cells = run.cells(parser=f"miniature/{parser}", case="reasoning.only", mode=mode)
+    assert len(cells) == 1, cells
+    return cells[0]
+
+
+def test_a_native_hang_is_stopped_and_says_where(run: Run) -> None:
+    """The regex spins inside C: only stopping the worker process ends it. The cell names the delta."""
+    cell = _one(run, "hangs_in_native_code", "tokens")
+    assert cell["outcome"] == "timeout"
+    detail = cell["failures"][0]["detail"]
+    assert detail.startswith("hung: no progress after") and "of CPU time, in feed() of delta" in detail
+    assert "sunny" in detail  # the delta that completed the trigger word is quoted
+    assert _one(run, "hangs_in_native_code", "batch")["failures"][0]["detail"].endswith("in parse() (one shot)")
+
+
+def test_an_aborted_interpreter_is_an_error_with_its_signal_and_stack(run: Run) -> None:
+    cell = _one(run, "aborts", "tokens")
+    assert cell["outcome"] == "error"
+    assert cell["failures"][0]["detail"].startswith("the worker died of SIGABRT, in feed() of delta")
+    assert "Fatal Python error: Aborted" in cell["error"] and "in strike" in cell["error"]  # faulthandler's stack
+
+
+def test_a_memory_bomb_is_stopped_at_the_limit(run: Run) -> None:
+    """Stopped by the grader at 256 MiB, not by the miniature's own 8 GiB cap (which would say MemoryError)."""
+    cell = _one(run, "exhausts_memory", "batch")
+    assert cell["outcome"] == "error"
+    assert cell["failures"][0]["detail"].startswith("memory: the worker grew by"), cell["failures"]
+    assert "(limit 256 MiB), in parse() (one shot)" in cell["failures"][0]["detail"]
+
+
+def test_grading_goes_on_after_a_killed_worker(run: Run) -> None:
+    """Each killer's cells that do not trigger it still pass: every one after a kill ran in a new worker."""
+    for name in KILLERS:
+        cells = run.cells(parser=f"miniature/{name}")
+        assert len(cells) == len(KILLER_MODES) * len(run.results["cases"])
+        assert any(c["outcome"] == "pass" for c in cells)
+
+
+def test_slow_is_a_figure_not_a_verdict(run: Run) -> None:
+    """A parser that is right but slow passes every cell; its slowdown against the reference parser on the
+    same input is recorded (large on a 16 KiB argument), an honest miniature's is not."""
+    slow = [c for c in run.cells(parser="miniature/slow_but_correct") if c["outcome"] != "n/a"]
+    assert slow and all(c["outcome"] == "pass" for c in slow), [c["case"] for c in slow if c["outcome"] != "pass"]
+    long_batch = run.cells(parser="miniature/slow_but_correct", case="tool.long_args", mode="batch")[0]
+    assert long_batch["slowdown"] >= 20 and long_batch["parse_cpu_s"] > long_batch["reference_cpu_s"]
+    honest = run.cells(parser="miniature/drops_trailing_text", case="tool.long_args", mode="batch")[0]
+    assert honest["slowdown"] < 5
+    assert all(c["parse_cpu_s"] is not None for c in slow)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -124,14 +126,71 @@ class ArgumentsNotJson(Defect):
         return [dataclasses.replace(d, tool_calls=tuple(requote(c) for c in d.tool_calls)) for d in deltas]
 
 
-class Hangs(Defect):
-    """Loops forever once the answer mentions the weather being sunny."""
+class _OnSunnyAnswer(Defect):
+    """Misbehaves (`strike`) once the answer mentions the weather being sunny."""
 
     def transform(self, deltas: list[Delta], state: dict[str, Any]) -> list[Delta]:
         state["text"] = state.get("text", "") + "".join(d.content or "" for d in deltas)
-        while "sunny" in state["text"]:
-            pass
+        if "sunny" in state["text"]:
+            self.strike()
         return deltas
+
+    def strike(self) -> None:
+        raise NotImplementedError
+
+
+class Hangs(_OnSunnyAnswer):
+    """Loops forever in Python."""
+
+    def strike(self) -> None:
+        while True:
+            pass
+
+
+class HangsInNativeCode(_OnSunnyAnswer):
+    """A catastrophically backtracking regex: the time goes inside the regex engine (C), where no
+    Python-level deadline can interrupt it."""
+
+    def strike(self) -> None:
+        re.fullmatch(r"(?:a+)+b", "a" * 64)
+
+
+class Aborts(_OnSunnyAnswer):
+    """Kills the interpreter (as a segfault or a failed C assertion in an extension would)."""
+
+    def strike(self) -> None:
+        os.abort()
+
+
+class ExhaustsMemory(_OnSunnyAnswer):
+    """Allocates without end. It stops by itself at 8 GiB (raising MemoryError, an ordinary `error`), so
+    a grader that fails to stop it cannot take the machine down, and its tests can tell the two apart."""
+
+    def strike(self) -> None:
+        hoard = []
+        while len(hoard) < 128:
+            hoard.append("x" * (64 << 20))  # written, so resident
+        raise MemoryError("the miniature's own 8 GiB cap: the grader did not stop it")
+
+
+class SlowButCorrect(Defect):
+    """Right answers, slowly: spends CPU in proportion to the text it is fed (about 10 µs a character),
+    as a parser that rescans its whole buffer would. Never a hang: its verdicts must not depend on how
+    busy the machine is."""
+
+    def transform(self, deltas: list[Delta], state: dict[str, Any]) -> list[Delta]:
+        return deltas
+
+    def machine(self, family: Family, context: RequestContext) -> Machine:
+        return _Slow(grammar(family.name), family.reasoning, context)
+
+
+class _Slow(Machine):
+    def feed(self, text: str) -> list[Delta]:
+        spin = time.process_time() + 10e-6 * len(text)
+        while time.process_time() < spin:
+            pass
+        return super().feed(text)
 
 
 DEFECTS: dict[str, Defect] = {
@@ -144,7 +203,12 @@ DEFECTS: dict[str, Defect] = {
     "crashes_on_dotted_names": Crashes(),
     "arguments_not_json": ArgumentsNotJson(),
     "hangs": Hangs(),
+    "hangs_in_native_code": HangsInNativeCode(),
+    "aborts": Aborts(),
+    "exhausts_memory": ExhaustsMemory(),
+    "slow_but_correct": SlowButCorrect(),
 }
+KILLERS = ("hangs", "hangs_in_native_code", "aborts", "exhausts_memory")  # need a worker stopped or replaced
 
 
 class _Session:
