@@ -51,6 +51,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--memory-limit", type=int, default=Limits.memory_limit_mb,
                     help="MiB a parser's worker may grow during one cell before it is stopped")
     group.addoption("--no-html", action="store_true", help="do not write the HTML matrix beside the results")
+    group.addoption("--cpu-load", type=int, default=0, metavar="N",
+                    help="keep N processes spinning on the CPU while grading: verdicts must not change")
 
 
 def _profile(config: pytest.Config) -> str:
@@ -136,6 +138,8 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(str(exc)) from None
         config.stash[_LOCK] = lock
     config.stash[_PARTS] = results_file.parts_dir(full)
+    config.stash[_LOAD] = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                           for _ in range(config.getoption("--cpu-load"))]
     config.stash[_STARTED] = (datetime.now(UTC), time.perf_counter())
 
 
@@ -147,6 +151,7 @@ def pytest_configure_node(node: Any) -> None:
 _STARTED = pytest.StashKey[tuple[datetime, float]]()
 _PARTS = pytest.StashKey[Path]()
 _LOCK = pytest.StashKey[results_file.ResultsLock]()
+_LOAD = pytest.StashKey[list[subprocess.Popen[bytes]]]()
 
 
 def _parts(config: pytest.Config) -> Path:
@@ -277,6 +282,7 @@ def _document(config: pytest.Config, cells: list[dict[str, Any]]) -> dict[str, A
             "hypothesis_profile": _profile(config),
             "seed": config.getoption("hypothesis_seed", default=None),
             "workers": int(numprocesses) if str(numprocesses).isdigit() else 0,
+            "cpu_load": config.getoption("--cpu-load"),
             "python": sys.version.split()[0],
             "platform": platform.platform(),
             "engines": engines,
@@ -298,6 +304,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     if not _grading(config) or _is_worker(config) or _STARTED not in config.stash:
         return
+    for spinner in config.stash.get(_LOAD, []):
+        spinner.kill()
+        spinner.wait()
     full = _results_path(config)
     cells = results_file.read_parts(config.stash[_PARTS])
     planned = len(_cells(config))

@@ -15,9 +15,11 @@ from markupsafe import Markup
 from reports.coverage import engine_coverage
 from reports.load import MODES, OUTCOMES
 from reports.summary import (
+    SLOW_FACTOR,
     all_parsers,
     count_outcomes,
     format_score,
+    format_slowdown,
     in_char_tier,
     outcome_counts,
     parser_scores,
@@ -216,6 +218,8 @@ def _mode_detail(cell: dict[str, Any], inputs: dict[str, int], contexts: dict[st
         "holdback": cell.get("holdback"),
         "examples": cell.get("examples"),
         "duration_s": cell.get("duration_s"),
+        "parse_cpu_s": cell.get("parse_cpu_s"),
+        "slowdown": cell.get("slowdown"),
         "error": cell.get("error"),
         "rerun": cell.get("rerun"),
     }
@@ -303,6 +307,9 @@ class _Matrix:
             "cells": [self.cell(parser["parser"], case) for case in self.columns],
             "score": format_score(scores["score"]),
             "char_score": format_score(scores["char_score"]),
+            "speed": format_slowdown(scores["slowest"]),
+            "speed_tip": _speed_tip(scores["slowest"]),
+            "slow": bool(scores["slowest"] and scores["slowest"]["slowdown"] >= SLOW_FACTOR),
         }
 
     def script_data(self) -> Markup:
@@ -314,6 +321,13 @@ class _Matrix:
                 "cells": self.details,
             }
         )
+
+
+def _speed_tip(cell: dict[str, Any] | None) -> str:
+    if cell is None:
+        return "no measurable parse time against the reference parser"
+    return (f"slowest: {cell['case']} {cell['mode']}, {cell['parse_cpu_s']:.3f} s CPU vs "
+            f"{cell['reference_cpu_s']:.3f} s for the reference parser (slow from ×{SLOW_FACTOR:g}; not a verdict)")
 
 
 def _context(results: dict[str, Any]) -> dict[str, Any]:

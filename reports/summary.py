@@ -12,6 +12,11 @@ from reports.load import OUTCOMES, RUN_FAILING
 
 MAX_FAILING_LINES = 40
 DETAIL_CHARS = 100
+# Speed is a figure, never a verdict: a parser's slowdown is its CPU time over the reference parser's on the
+# same input (batch and one token per delta), read from cells whose parser used at least MEASURABLE_S
+# (shorter times are mostly timer noise). At SLOW_FACTOR and above the figure is flagged slow.
+SLOW_FACTOR = 20.0
+MEASURABLE_S = 0.005
 
 
 def count_outcomes(cells: Iterable[dict[str, Any]]) -> dict[str, int]:
@@ -79,9 +84,25 @@ def parser_scores(results: dict[str, Any]) -> list[dict[str, Any]]:
                 **count_outcomes(cells),
                 "score": score(count_outcomes(c for c in cells if not in_char_tier(c))),
                 "char_score": score(count_outcomes(c for c in cells if in_char_tier(c))),
+                "slowest": slowest(cells),
             }
         )
     return rows
+
+
+def slowest(cells: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+    """The cell with the largest measurable slowdown against the reference parser, or None."""
+    measured = [c for c in cells if c.get("slowdown") is not None and (c.get("parse_cpu_s") or 0) >= MEASURABLE_S]
+    return max(measured, key=lambda c: c["slowdown"], default=None)
+
+
+def format_slowdown(cell: dict[str, Any] | None) -> str:
+    """`×3.2`, `×140 slow` at or above SLOW_FACTOR, `—` when not measured."""
+    if cell is None:
+        return "—"
+    factor = cell["slowdown"]
+    text = f"×{factor:.1f}" if factor < 10 else f"×{factor:.0f}"
+    return text + (" slow" if factor >= SLOW_FACTOR else "")
 
 
 def failing_cells(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -123,10 +144,11 @@ def _sections(results: dict[str, Any], fmt: str, cell_text: Any) -> list[tuple[s
                 *(row[o] for o in shown),
                 format_score(row["score"]),
                 format_score(row["char_score"]),
+                format_slowdown(row["slowest"]),
             ]
             for row in rows
         ],
-        headers=["parser", "family", *shown, "score", "char tier"],
+        headers=["parser", "family", *shown, "score", "char tier", "speed"],
         tablefmt=fmt,
         disable_numparse=True,
     )

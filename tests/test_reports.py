@@ -64,6 +64,9 @@ def make_cell(
         "holdback": None,
         "examples": None,
         "duration_s": 0.01,
+        "parse_cpu_s": 0.001,
+        "reference_cpu_s": None,
+        "slowdown": None,
         "error": None,
         "rerun": f"pytest tests/test_matrix.py --parser {parser} --case {case} --mode {mode}",
     }
@@ -485,3 +488,28 @@ def test_coverage_line_names_graded_aliased_and_missing_parsers() -> None:
 
 def test_engines_without_a_registry_have_no_coverage_line() -> None:
     assert "Coverage of engine registries" not in terminal_summary(engine_results("reference"))
+
+
+def test_speed_is_a_flagged_figure_not_an_outcome() -> None:
+    """The slowest measurable cell against the reference parser; flagged from SLOW_FACTOR; cells too short
+    to time reliably are not counted; the outcome counts do not change."""
+    from reports.summary import MEASURABLE_S, SLOW_FACTOR
+
+    cells = [
+        make_cell("vllm/granite", "tool.long_args", "batch", parse_cpu_s=30.0, reference_cpu_s=0.002, slowdown=15000.0),
+        make_cell("vllm/granite", "tool.single", "batch", parse_cpu_s=MEASURABLE_S / 2, reference_cpu_s=1e-5,
+                  slowdown=SLOW_FACTOR * 10),
+        make_cell("vllm/hermes", "tool.long_args", "tokens", parse_cpu_s=0.06, reference_cpu_s=0.05, slowdown=1.2),
+        make_cell("vllm/hermes", "tool.single", "batch", parse_cpu_s=0.001, reference_cpu_s=0.001, slowdown=1.0),
+    ]
+    results = make_results(cells)
+    rows = {row["parser"]: row for row in parser_scores(results)}
+    assert rows["vllm/granite"]["slowest"]["case"] == "tool.long_args"
+    assert rows["vllm/hermes"]["slowest"]["slowdown"] == 1.2
+    text = terminal_summary(results)
+    assert "×15000 slow" in text and "×1.2" in text and "×1.2 slow" not in text
+    assert outcome_counts(results)["pass"] == 4
+    html = render_matrix(results)
+    assert re.search(r'<td class="score speed slow" title="slowest: tool.long_args batch, 30.000 s CPU vs 0.002 s'
+                     r"[^>]*>×15000 slow</td>", html)
+    assert '<td class="score speed" title="slowest: tool.long_args tokens' in html

@@ -1,0 +1,34 @@
+"""Verdicts do not depend on how busy the machine is: a slice of the matrix graded on an idle machine and
+again with both cores kept busy (`--cpu-load 2`) gives the same outcome and failure signature in every cell.
+
+The slice holds what a wall-clock limit used to get wrong: a parser that is right but slow (about 0.4 s of
+CPU for one streamed 16 KiB argument, 25 chunkings of it in the chars mode), one that hangs (stopped after a 0.5 s CPU bound either way), and the
+reference parsers with cells that pass and a miniature with cells that fail.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from grading_run import grade
+
+from reports.compare import differences
+
+SLICE = ("--engine", "reference", "--engine", "tests.miniatures", "--family", "kimi_k2",
+         "--mode", "batch", "--mode", "tokens", "--mode", "chars", "--hang-after", "0.5", "-n", "2",
+         "-k", "reference or slow_but_correct or (hangs and not native) or rewrites_native_ids")
+
+
+@pytest.mark.slow
+def test_idle_and_loaded_runs_agree_on_every_cell(tmp_path: Path) -> None:
+    idle = grade(tmp_path / "idle", *SLICE)
+    loaded = grade(tmp_path / "loaded", *SLICE, "--cpu-load", "2")
+    assert loaded.results["run"]["cpu_load"] == 2 and idle.results["run"]["cpu_load"] == 0
+    outcomes = {c["outcome"] for c in idle.results["cells"]}
+    assert {"pass", "fail", "timeout"} <= outcomes, outcomes  # the slice has passing, failing and hung cells
+    slow = idle.cells(parser="miniature/slow_but_correct", case="tool.long_args", mode="tokens")[0]
+    assert slow["outcome"] == "pass" and slow["parse_cpu_s"] > 0.2
+    assert differences(idle.results["cells"], loaded.results["cells"]) == []
+    # the busy run was slower, which is the point: the same verdicts anyway
+    assert loaded.results["run"]["duration_s"] > idle.results["run"]["duration_s"]
