@@ -267,9 +267,11 @@ def _document(config: pytest.Config, cells: list[dict[str, Any]]) -> dict[str, A
         engines[module.name] = {"version": version, "available": available,
                                 "skip_reason": None if available else loaded,
                                 "coverage": [row.to_json() for row in loaded.coverage] if available else []}
+    graded = {cell["parser"] for cell in cells}  # a filtered run lists only the parsers it graded
     for cell in _cells(config):
-        parsers.setdefault(cell.parser, {"engine": cell.engine_name, "parser": cell.parser, "family": cell.family,
-                                         "version": engines[cell.engine_name]["version"]})
+        if cell.parser in graded:
+            parsers.setdefault(cell.parser, {"engine": cell.engine_name, "parser": cell.parser,
+                                             "family": cell.family, "version": engines[cell.engine_name]["version"]})
     numprocesses = getattr(config.option, "numprocesses", None) or 0
     return {
         "schema": results_file.SCHEMA,
