@@ -144,8 +144,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_configure_node(node: Any) -> None:
-    """xdist: every worker logs into this run's parts folder."""
-    node.workerinput["matrix_parts"] = str(node.config.stash[_PARTS])
+    """xdist: every worker of a grading run logs into this run's parts folder."""
+    if _PARTS in node.config.stash:
+        node.workerinput["matrix_parts"] = str(node.config.stash[_PARTS])
 
 
 _STARTED = pytest.StashKey[tuple[datetime, float]]()

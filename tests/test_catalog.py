@@ -86,7 +86,7 @@ def _no_op(scenario: object, out: TextBuilder) -> None:
 
 
 def test_family_rejects_position_for_unknown_case() -> None:
-    with pytest.raises(ValueError, match="unknown cases"):
+    with pytest.raises(ValueError, match="a position for case .tool.nonexistent., which is not in the catalog"):
         Family("x", "X", ("<a>",), (), _no_op, {"tool.nonexistent": Render()}, "<a>")
 
 
