@@ -150,9 +150,11 @@ def pytest_configure_node(node: Any) -> None:
 
 
 _STARTED = pytest.StashKey[tuple[datetime, float]]()
-_PARTS = pytest.StashKey[Path]()
-_LOCK = pytest.StashKey[results_file.ResultsLock]()
-_LOAD = pytest.StashKey[list[subprocess.Popen[bytes]]]()
+_PARTS = pytest.StashKey[Path]()  # this run's record logs
+_LOCK = pytest.StashKey[results_file.ResultsLock]()  # held by a run that may write the full results
+_LOAD = pytest.StashKey[list[subprocess.Popen[bytes]]]()  # --cpu-load spinners
+_WRITTEN = pytest.StashKey[Path]()  # the results file this run wrote
+_NOTICE = pytest.StashKey[str]()  # why it is not the full results file
 
 
 def _parts(config: pytest.Config) -> Path:
@@ -295,12 +297,6 @@ def _document(config: pytest.Config, cells: list[dict[str, Any]]) -> dict[str, A
         "families": _families_json(),
         "cells": cells,
     }
-
-
-_WRITTEN = pytest.StashKey[Path]()
-
-
-_NOTICE = pytest.StashKey[str]()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -191,12 +191,13 @@ class IsolatedGrader:
 def _serve(progress_path: Path, profile: str) -> None:
     """The worker: grade each cell read from stdin, answer on the original stdout; anything the engine
     prints goes to stderr, so it cannot corrupt the protocol."""
-    answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    answers = os.fdopen(os.dup(1), "w", encoding="ascii")
     os.dup2(2, 1)
     grader = Grader(profile, progress.SharedProgress(progress_path))
 
     def send(record: dict[str, Any], final: bool) -> None:
-        answers.write(json.dumps({"final": final, "record": record}, ensure_ascii=False) + "\n")
+        # ASCII on the pipe: any text a parser produced (even a lone surrogate) survives the trip
+        answers.write(json.dumps({"final": final, "record": record}) + "\n")
         answers.flush()
 
     for line in sys.stdin:
