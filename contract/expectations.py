@@ -12,7 +12,9 @@ Two files per engine under `fixtures/expectations/`:
       link = "https://…"                 # optional
       untriaged = true                   # optional; written by `update`, delete once the reason is real
 
-  Each (parser, case) may appear in one entry only, so its modes are said in one place.
+  Where one bug shows in different modes for different parsers or cases, the entry keeps its reason
+  once and lists each place in a `[[known_broken.cells]]` sub-table (keys parser(s), case(s), modes).
+  Each (parser, case) may appear in one place only, so its modes are said once.
 
 - `<engine>.signatures.jsonl`, written only by `update` (`nox -s update_expectations`): the observed
   failure of each covered mode, one line per (parser, case, distinct signature) with the modes that
@@ -41,9 +43,9 @@ TIERS: dict[str, tuple[str, ...]] = {
     tier: tuple(m.name for m in MODES if m.tier == tier) for tier in dict.fromkeys(m.tier for m in MODES)
 }
 MODE_NAMES = tuple(m.name for m in MODES)
-ENTRY_KEYS = {"parser": str, "parsers": list, "case": str, "cases": list, "modes": (str, list), "reason": str,
-              "link": str, "untriaged": bool}
-REQUIRED = ("modes", "reason")
+WHERE_KEYS = {"parser": str, "parsers": list, "case": str, "cases": list, "modes": (str, list)}
+BUG_KEYS = {"reason": str, "link": str, "untriaged": bool, "cells": list}
+ENTRY_KEYS = {**WHERE_KEYS, **BUG_KEYS}
 HEADER = (
     "# Known-broken cells of engine {engine!r}: one entry per bug, its reason written once; each (parser,\n"
     "# case) in one entry only. `modes`: mode names, tiers (batch, token, char) or \"*\". Observed failures live in\n"
@@ -149,24 +151,20 @@ def _names(where: str, raw: dict[str, Any], one: str, many: str) -> list[str]:
     return names
 
 
-def _entries(path: Path, n: int, raw: Any, engine: str, parsers: set[str] | None) -> list[KnownBroken]:
-    """One [[known_broken]] table as KnownBroken per (parser, case) it covers."""
-    where = f"{path}: known_broken[{n}]"
-    if not isinstance(raw, dict):
-        raise ExpectationError(f"{where}: not a table")
-    label = raw.get("parser") or raw.get("parsers") or "?"
-    where += f" ({label}, {raw.get('case') or raw.get('cases') or '?'})"
+def _check_keys(where: str, raw: dict[str, Any], allowed: Mapping[str, Any]) -> None:
     for key in raw:
-        if key not in ENTRY_KEYS:
-            raise ExpectationError(f"{where}: unknown key {key!r}; keys are {', '.join(ENTRY_KEYS)}")
-    for key in REQUIRED:
-        if key not in raw:
-            raise ExpectationError(f"{where}: key {key!r} is missing")
-    for key, kind in ENTRY_KEYS.items():
+        if key not in allowed:
+            raise ExpectationError(f"{where}: unknown key {key!r}; keys are {', '.join(allowed)}")
+    for key, kind in allowed.items():
         if key in raw and not isinstance(raw[key], kind):
             raise ExpectationError(f"{where}: key {key!r} has the wrong type: {raw[key]!r}")
+
+
+def _place(where: str, raw: dict[str, Any], engine: str, parsers: set[str] | None) -> tuple[list[str], list[str], tuple[str, ...]]:
+    """The parsers, cases and modes one place of a bug names, checked against what exists."""
+    if "modes" not in raw:
+        raise ExpectationError(f"{where}: key 'modes' is missing")
     names, case_ids = _names(where, raw, "parser", "parsers"), _names(where, raw, "case", "cases")
-    reason, link = raw["reason"].strip(), raw.get("link", "")
     for parser in names:
         if not parser.startswith(f"{engine}/"):
             raise ExpectationError(f"{where}: key 'parser': {parser!r} is not a parser of engine {engine!r}")
@@ -177,16 +175,46 @@ def _entries(path: Path, n: int, raw: Any, engine: str, parsers: set[str] | None
     for case_id in case_ids:
         if case_id not in catalog:
             raise ExpectationError(f"{where}: key 'case': no case {case_id!r} in the catalog")
-    if not reason:
-        raise ExpectationError(f"{where}: key 'reason' is empty: say what the parser does wrong")
-    if link and not link.startswith(("https://", "http://")):
-        raise ExpectationError(f"{where}: key 'link' is not an http(s) URL: {link!r}")
     try:
         modes = expand_modes(raw["modes"])
     except ValueError as exc:
         raise ExpectationError(f"{where}: key 'modes': {exc}") from None
+    return names, case_ids, modes
+
+
+def _label(raw: dict[str, Any]) -> str:
+    return f"({raw.get('parser') or raw.get('parsers') or '?'}, {raw.get('case') or raw.get('cases') or '?'})"
+
+
+def _entries(path: Path, n: int, raw: Any, engine: str, parsers: set[str] | None) -> list[KnownBroken]:
+    """One [[known_broken]] table as KnownBroken per (parser, case) it covers."""
+    where = f"{path}: known_broken[{n}]"
+    if not isinstance(raw, dict):
+        raise ExpectationError(f"{where}: not a table")
+    nested = "cells" in raw
+    if not nested:
+        where += f" {_label(raw)}"
+    _check_keys(where, raw, BUG_KEYS if nested else ENTRY_KEYS)
+    if "reason" not in raw:
+        raise ExpectationError(f"{where}: key 'reason' is missing")
+    reason, link = raw["reason"].strip(), raw.get("link", "")
+    if not reason:
+        raise ExpectationError(f"{where}: key 'reason' is empty: say what the parser does wrong")
+    if link and not link.startswith(("https://", "http://")):
+        raise ExpectationError(f"{where}: key 'link' is not an http(s) URL: {link!r}")
+    places = []
+    for m, cell in enumerate(raw["cells"] if nested else [raw]):
+        here = f"{where}.cells[{m}] {_label(cell) if isinstance(cell, dict) else ''}".rstrip() if nested else where
+        if not isinstance(cell, dict):
+            raise ExpectationError(f"{here}: not a table")
+        if nested:
+            _check_keys(here, cell, WHERE_KEYS)
+        places.append(_place(here, cell, engine, parsers))
+    if not places:
+        raise ExpectationError(f"{where}: key 'cells' is empty")
     untriaged = raw.get("untriaged", False)
-    return [KnownBroken(p, c, modes, reason, link, untriaged) for p in names for c in case_ids]
+    return [KnownBroken(p, c, modes, reason, link, untriaged) for names, case_ids, modes in places
+            for p in names for c in case_ids]
 
 
 def _signatures(path: Path, entries: Mapping[Key, KnownBroken]) -> dict[tuple[str, str, str], Mapping[str, Any]]:
@@ -320,27 +348,50 @@ def _toml_value(value: str | bool | list[str]) -> str:
 
 
 def grouped(entries: Iterable[KnownBroken]) -> list[dict[str, Any]]:
-    """Entries as people read them: pairs with the same reason, link and modes share one table, parsers
-    with the same cases share one list. Deterministic, so `update` rewrites files canonically."""
-    bugs: dict[tuple[str, str, bool, tuple[str, ...]], dict[str, list[str]]] = {}
+    """Entries as people read them: one table per bug (reason, link), each (parsers x cases, modes) place
+    in it factored so parsers with the same cases share a list; several places go in `cells` sub-tables.
+    Deterministic, so `update` rewrites files canonically."""
+    bugs: dict[tuple[str, str, bool], dict[tuple[str, ...], dict[str, list[str]]]] = {}
     for e in sorted(entries, key=lambda e: e.key):
-        bugs.setdefault((e.reason, e.link, e.untriaged, e.modes), {}).setdefault(e.parser, []).append(e.case)
+        places = bugs.setdefault((e.reason, e.link, e.untriaged), {})
+        places.setdefault(e.modes, {}).setdefault(e.parser, []).append(e.case)
     tables = []
-    for (reason, link, untriaged, modes), cases_by_parser in bugs.items():
-        parsers_by_cases: dict[tuple[str, ...], list[str]] = {}
-        for parser, cases in cases_by_parser.items():
-            parsers_by_cases.setdefault(tuple(cases), []).append(parser)
-        for cases, parsers in parsers_by_cases.items():
-            table: dict[str, Any] = {}
-            table.update({"parser": parsers[0]} if len(parsers) == 1 else {"parsers": parsers})
-            table.update({"case": cases[0]} if len(cases) == 1 else {"cases": list(cases)})
-            table.update(modes=compress_modes(modes), reason=reason)
-            if link:
-                table["link"] = link
-            if untriaged:
-                table["untriaged"] = True
-            tables.append(table)
-    return sorted(tables, key=lambda t: (t.get("parser") or t["parsers"][0], t.get("case") or t["cases"][0]))
+    for (reason, link, untriaged), places in bugs.items():
+        cells = []
+        for modes, cases_by_parser in places.items():
+            parsers_by_cases: dict[tuple[str, ...], list[str]] = {}
+            for parser, cases in cases_by_parser.items():
+                parsers_by_cases.setdefault(tuple(cases), []).append(parser)
+            for cases, parsers in parsers_by_cases.items():
+                place: dict[str, Any] = {"parser": parsers[0]} if len(parsers) == 1 else {"parsers": parsers}
+                place.update({"case": cases[0]} if len(cases) == 1 else {"cases": list(cases)})
+                place["modes"] = compress_modes(modes)
+                cells.append(place)
+        cells.sort(key=_first)
+        table: dict[str, Any] = {**cells[0]} if len(cells) == 1 else {}
+        table["reason"] = reason
+        if link:
+            table["link"] = link
+        if untriaged:
+            table["untriaged"] = True
+        if len(cells) > 1:
+            table["cells"] = cells
+        tables.append(table)
+    return sorted(tables, key=lambda t: _first(t["cells"][0] if "cells" in t else t))
+
+
+def _first(place: Mapping[str, Any]) -> tuple[str, str]:
+    return (place.get("parser") or place["parsers"][0], place.get("case") or place["cases"][0])
+
+
+def _toml_table(header: str, table: Mapping[str, Any]) -> str:
+    lines = [header]
+    for key, value in table.items():
+        if key != "cells":
+            lines.append(f"{key} = {_toml_value(value)}")
+    for place in table.get("cells", ()):
+        lines.append(_toml_table("[[known_broken.cells]]", place))
+    return "\n".join(lines) + "\n"
 
 
 def write(path: Path, engine: str, entries: Iterable[KnownBroken],
@@ -348,8 +399,7 @@ def write(path: Path, engine: str, entries: Iterable[KnownBroken],
     """Both files: grouped entries, and one signature line per (parser, case, distinct signature)."""
     entries = sorted(entries, key=lambda e: e.key)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tables = ["[[known_broken]]\n" + "".join(f"{k} = {_toml_value(v)}\n" for k, v in t.items())
-              for t in grouped(entries)]
+    tables = [_toml_table("[[known_broken]]", t) for t in grouped(entries)]
     path.write_text(HEADER.format(engine=engine) + "\n".join(tables), encoding="utf-8")
     lines = []
     for entry in entries:

@@ -119,6 +119,23 @@ def test_entries_sharing_a_bug_are_written_once_and_read_back(tmp_path: Path) ->
     assert loaded.lookup("e/a", "tool.single", "tokens") is None
 
 
+def test_one_bug_in_different_modes_keeps_its_reason_once(tmp_path: Path) -> None:
+    """A bug that shows in other modes for another case is one table with a `cells` sub-table per place."""
+    reason = "drops the second of two calls in one delta"
+    entries = [KnownBroken("e/a", "tool.parallel", expand_modes(["whole", "chars"]), reason),
+               KnownBroken("e/a", "tool.duplicate", expand_modes(["whole", "bursts-8", "chars"]), reason)]
+    path = tmp_path / "e.toml"
+    expectations.write(path, "e", entries, {})
+    text = path.read_text(encoding="utf-8")
+    assert text.count(reason) == 1 and text.count("[[known_broken.cells]]") == 2
+    tables = tomllib.loads(text)["known_broken"]
+    assert tables == [{"reason": reason, "cells": [
+        {"parser": "e/a", "case": "tool.duplicate", "modes": ["whole", "bursts-8", "chars"]},
+        {"parser": "e/a", "case": "tool.parallel", "modes": ["whole", "chars"]}]}]
+    assert sorted(expectations.load(path, {"e/a"}).entries.values(), key=lambda e: e.key) == \
+        sorted(entries, key=lambda e: e.key)
+
+
 GOOD = '[[known_broken]]\nparser = "e/a"\ncase = "tool.single"\nmodes = "*"\nreason = "r"\n'
 
 
@@ -140,6 +157,9 @@ GOOD = '[[known_broken]]\nparser = "e/a"\ncase = "tool.single"\nmodes = "*"\nrea
          "give exactly one of 'parser' and 'parsers'"),
         (GOOD.replace('reason = "r"', 'reason = "r"\nlink = "issue 12"'), "key 'link' is not an http(s) URL"),
         ("known_broken = [", "not valid TOML"),
+        ('[[known_broken]]\nreason = "r"\n[[known_broken.cells]]\nparser = "e/a"\ncase = "tool.single"\n'
+         'modes = "*"\nreason = "again"\n', "known_broken[0].cells[0] (e/a, tool.single): unknown key 'reason'"),
+        ('[[known_broken]]\nreason = "r"\ncells = []\n', "known_broken[0]: key 'cells' is empty"),
     ],
 )
 def test_bad_expectation_file_names_file_entry_and_key(tmp_path: Path, body: str, message: str) -> None:
@@ -160,7 +180,8 @@ def test_bad_signature_line_names_the_line(tmp_path: Path) -> None:
 
 
 def test_shipped_expectation_files_are_valid_and_reviewable() -> None:
-    """Every shipped file loads against its engine's parsers; none repeats a (parser, case); reviewable size."""
+    """Every shipped file loads against its engine's parsers; none repeats a (parser, case) or a reason;
+    each is small enough to review."""
     from contract.adapter import engine_module
     from contract.matrix import parser_names
     from fixtures import EXPECTATIONS_DIR
@@ -168,6 +189,8 @@ def test_shipped_expectation_files_are_valid_and_reviewable() -> None:
     for path in sorted(EXPECTATIONS_DIR.glob("*.toml")):
         known = expectations.load(path, parser_names(engine_module(path.stem)))
         assert path.stat().st_size < 200_000, path
+        reasons = [t["reason"] for t in tomllib.loads(path.read_text(encoding="utf-8")).get("known_broken", [])]
+        assert len(reasons) == len(set(reasons)), f"{path}: a reason written twice"
         assert all(not e.untriaged for e in known.entries.values()), f"{path}: untriaged entries left"
 
 
