@@ -1,8 +1,9 @@
 """Benchmarks (`nox -s bench`): speed and memory of the reference parsers and of grading, as figures.
 
 Prints, per family: one-shot and one-token-per-delta throughput on `tool.long_args` (16 KiB of
-arguments), peak Python memory while streaming it, and the time to grade every mode of one case.
-Targets live here, not in timed tests.
+arguments), peak Python memory while streaming it, and the time to grade every mode of one case;
+then what running parsers in a killable worker costs: the same cells graded in-process and isolated,
+and the time to replace a worker. Targets live here, not in timed tests.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from .catalog import case
 from .chunking import MODES, token_chunks
 from .family import Sample
 from .grading import Subject, grade
-from .matrix import Grader
+from .isolation import IsolatedGrader
+from .matrix import Grader, plan
 from .profiles import CI, profile
 from .tokenizer import family_tokenizer, token_stream
 
@@ -45,7 +47,7 @@ def main() -> None:
         parser = factory(family)
         stream = token_stream(family_tokenizer(family), sample.rendered)
         chunks = token_chunks(stream, range(1, len(stream.ids)))
-        subject = Subject(parser, family, sample, stream, timeout=0)
+        subject = Subject(parser, family, sample, stream)
 
         batch = _best_of(5, subject.parse)
         streamed = _best_of(3, lambda subject=subject, chunks=chunks: subject.run(chunks))
@@ -59,6 +61,29 @@ def main() -> None:
                      f"{peak / 1024:.0f}", f"{graded:.2f}"])
     print(tabulate(rows, headers=["family", "chars", "deltas", "batch MB/s", "tokens MB/s", "stream peak KiB",
                                   "grade all modes s"]))
+    print()
+    print(_isolation())
+
+
+def _isolation() -> str:
+    """Per-cell cost of the worker process: batch and tokens cells of every reference family."""
+    cells = plan(["reference"], modes=["batch", "tokens"])
+    in_process = Grader()
+    for cell in cells:  # warm: tokenizers and samples are built once per process either way
+        in_process.grade(cell)
+    local = _best_of(1, lambda: [in_process.grade(cell) for cell in cells])
+    isolated = IsolatedGrader()
+    started = time.perf_counter()
+    isolated.grade(cells[0])
+    first = time.perf_counter() - started
+    for cell in cells:
+        isolated.grade(cell)
+    remote = _best_of(1, lambda: [isolated.grade(cell) for cell in cells])
+    isolated.close()
+    rows = [["in-process", len(cells), f"{local:.2f}", f"{1000 * local / len(cells):.2f}"],
+            ["isolated worker", len(cells), f"{remote:.2f}", f"{1000 * remote / len(cells):.2f}"]]
+    return (tabulate(rows, headers=["grading", "cells", "s", "ms per cell"])
+            + f"\nstarting a worker and grading its first cell: {first:.2f} s (after a hang, crash or memory stop)")
 
 
 if __name__ == "__main__":
