@@ -1,6 +1,7 @@
 """Hypothesis profiles for the generated modes (`random`, `chars`).
 
-`ci` (the default) generates 25 chunkings per cell and reports the first failing one as found:
+`ci` (the default) generates 25 chunkings per cell, seeded from the cell's input (family, case, mode:
+see `grading.stable_seed`), and reports the first failing one as found:
 shrinking a failing engine cell costs seconds (hundreds of reruns), and CI grades hundreds of
 known-broken cells. `thorough` generates 300 and shrinks each failure to a minimal chunking; use
 it to study one cell (add `--hypothesis-profile thorough` to the rerun command the matrix shows).
