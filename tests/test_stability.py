@@ -32,3 +32,30 @@ def test_idle_and_loaded_runs_agree_on_every_cell(tmp_path: Path) -> None:
     assert differences(idle.results["cells"], loaded.results["cells"]) == []
     # the busy run was slower, which is the point: the same verdicts anyway
     assert loaded.results["run"]["duration_s"] > idle.results["run"]["duration_s"]
+
+
+def test_generated_chunkings_come_from_the_input_not_the_code() -> None:
+    """A derandomized cell draws the same chunkings in a fresh grader; its seed is (family, case, mode), the
+    same whichever parser faces it, and not a hash of the grading code."""
+    from contract.catalog import case
+    from contract.chunking import mode
+    from contract.grading import Subject, stable_seed
+    from contract.matrix import Grader, plan
+    from contract.tokenizer import family_tokenizer, token_stream
+    from fixtures import family
+
+    cells = [c for c in plan(["tests.miniatures"], ["kimi_k2"], ["random", "chars"], ["tool.native_id"])
+             if c.parser_name == "rewrites_native_ids"]
+    first = {c.id: Grader().grade(c) for c in cells}
+    again = {c.id: Grader().grade(c) for c in cells}
+    for cell in cells:
+        assert first[cell.id]["outcome"] == "fail" and first[cell.id]["chunking"]
+        assert (first[cell.id]["chunking"], first[cell.id]["examples"]) == (again[cell.id]["chunking"],
+                                                                            again[cell.id]["examples"])
+
+    kimi = family("kimi_k2")
+    sample = kimi.sample(case("tool.native_id"))
+    stream = token_stream(family_tokenizer(kimi), sample.rendered)
+    one, other = (Subject(parser, kimi, sample, stream) for parser in ("parser A", "parser B"))  # type: ignore[arg-type]
+    assert stable_seed(one, mode("random")) == stable_seed(other, mode("random"))
+    assert stable_seed(one, mode("random")) != stable_seed(one, mode("chars"))
