@@ -59,6 +59,33 @@ def _rss_mb(pid: int) -> float:
     return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * _PAGE / 2**20
 
 
+@dataclass
+class Watchdog:
+    """The rules that stop a worker during one cell, fed what the controller reads at every poll."""
+
+    limits: Limits
+    baseline_mb: float
+    _seq: int = -1
+    _since_wall: float = 0.0
+    _since_cpu: float = 0.0
+
+    def check(self, call: Call, seq: int, cpu: float, rss_mb: float, now: float) -> tuple[str, str] | None:
+        """(status, cause) when the worker must be stopped, else None."""
+        if call in (Call.LOAD, Call.BUILD):  # importing an engine is not the parser's growth
+            self.baseline_mb = rss_mb
+        bound = FRAMEWORK_HANG if call is Call.IDLE else self.limits.hang_after
+        if seq != self._seq:
+            self._seq, self._since_wall, self._since_cpu = seq, now, cpu
+        elif cpu - self._since_cpu > bound:
+            return "timeout", f"hung: no progress after {cpu - self._since_cpu:.0f} s of CPU time"
+        elif now - self._since_wall > bound * WALL_FACTOR:
+            return "timeout", f"hung: blocked for {now - self._since_wall:.0f} s without returning"
+        if rss_mb - self.baseline_mb > self.limits.memory_limit_mb:
+            return "error", (f"memory: the worker grew by {rss_mb - self.baseline_mb:.0f} MiB "
+                             f"(limit {self.limits.memory_limit_mb} MiB)")
+        return None
+
+
 class _Worker:
     """One worker process and its files."""
 
@@ -133,8 +160,7 @@ class IsolatedGrader:
         except BrokenPipeError:
             return self._stopped(worker, skeleton, started, "error", "the worker exited before the cell was sent")
         pid = worker.process.pid
-        baseline_mb = _rss_mb(pid)
-        last_seq, since_wall, since_cpu = -1, time.monotonic(), _cpu_seconds(pid)
+        watchdog = Watchdog(self.limits, _rss_mb(pid))
         while True:
             messages = worker.messages(POLL_S)
             if messages is None:  # the worker closed its end: it is exiting, and says how below
@@ -153,22 +179,9 @@ class IsolatedGrader:
                 cpu, rss = _cpu_seconds(pid), _rss_mb(pid)
             except (OSError, IndexError, ValueError):  # exiting while we looked: the next poll says how
                 continue
-            now = time.monotonic()
-            if snapshot.call in (Call.LOAD, Call.BUILD):  # importing an engine is not the parser's growth
-                baseline_mb = rss
-            bound = FRAMEWORK_HANG if snapshot.call is Call.IDLE else self.limits.hang_after
-            if snapshot.seq != last_seq:
-                last_seq, since_wall, since_cpu = snapshot.seq, now, cpu
-            elif cpu - since_cpu > bound:
-                return self._stopped(worker, skeleton, started, "timeout",
-                                     f"hung: no progress after {cpu - since_cpu:.0f} s of CPU time")
-            elif now - since_wall > bound * WALL_FACTOR:
-                return self._stopped(worker, skeleton, started, "timeout",
-                                     f"hung: blocked for {now - since_wall:.0f} s without returning")
-            if rss - baseline_mb > self.limits.memory_limit_mb:
-                return self._stopped(worker, skeleton, started, "error",
-                                     f"memory: the worker grew by {rss - baseline_mb:.0f} MiB "
-                                     f"(limit {self.limits.memory_limit_mb} MiB)")
+            stop = watchdog.check(snapshot.call, snapshot.seq, cpu, rss, time.monotonic())
+            if stop is not None:
+                return self._stopped(worker, skeleton, started, *stop)
 
     def _stopped(self, worker: _Worker, record: dict[str, Any], started: float, status: str,
                  cause: str) -> dict[str, Any]:
