@@ -27,7 +27,7 @@ from contract.adapter import BUILTIN_ENGINES, engine_module
 from contract.catalog import CATALOG
 from contract.family import NotApplicable, Unimplemented
 from contract.isolation import IsolatedGrader, Limits
-from contract.matrix import Cell, Grader, judge, parser_names, plan
+from contract.matrix import Cell, Grader, parser_names, plan
 from contract.profiles import CI, EXAMPLES
 from fixtures import EXPECTATIONS_DIR, all_families
 
