@@ -48,7 +48,7 @@ MEANINGS = {
     "n/a": "not applicable to the format",
     "unimplemented": "family takes no position",
     "error": "adapter or parser crashed",
-    "timeout": "timed out",
+    "timeout": "hung: a parser call made no progress",
     "skip": "engine not installed",
 }
 KIND_ORDER = ("tool", "reasoning", "harmony")
