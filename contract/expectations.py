@@ -92,9 +92,6 @@ class Expectations:
     def recorded(self, parser: str, case: str, mode: str) -> Mapping[str, Any] | None:
         return self.signatures.get((parser, case, mode))
 
-    def __len__(self) -> int:
-        return len(self.entries)
-
 
 NONE = Expectations({}, {})
 

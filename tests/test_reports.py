@@ -494,7 +494,7 @@ def test_speed_is_a_flagged_figure_not_an_outcome() -> None:
     """The slowest measurable cell against the reference parser; flagged from SLOW_FACTOR; cells where the
     reference is too quick to time reliably (a first parse's start-up would dominate) are not counted; the
     outcome counts do not change."""
-    from reports.summary import MEASURABLE_S, SLOW_FACTOR
+    from reports.summary import MEASURABLE_S
 
     cells = [
         make_cell("vllm/granite", "tool.long_args", "batch", parse_cpu_s=30.0, reference_cpu_s=0.002, slowdown=15000.0),
@@ -514,3 +514,25 @@ def test_speed_is_a_flagged_figure_not_an_outcome() -> None:
     assert re.search(r'<td class="score speed slow" title="slowest: tool.long_args batch, 30.000 s CPU vs 0.002 s'
                      r"[^>]*>×15000 slow</td>", html)
     assert '<td class="score speed" title="slowest: tool.long_args tokens' in html
+
+
+def test_compare_cli_runs_as_the_readme_prints_it(tmp_path: Path) -> None:
+    """`python -m reports.compare A.json --against B.json`: 0 when every cell agrees, 1 and the cell when one
+    differs in outcome or in its failure signature; timings never count."""
+    same = [make_cell(), make_cell(case="tool.parallel", outcome="xfail", signature={"status": "fail"})]
+    slower = [dict(c, duration_s=9.0, parse_cpu_s=3.0) for c in same]
+    other = [same[0], dict(same[1], signature={"status": "fail", "checks": ["markers"]})]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "c").mkdir()
+    a, b, c = (write(tmp_path / name, make_results(cells)) for name, cells in (("a", same), ("b", slower), ("c", other)))
+
+    def run(*paths: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "reports.compare", str(paths[0]), "--against", str(paths[1])],
+                              cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+    agree = run(a, b)
+    assert agree.returncode == 0 and "2 cells vs 2: 0 differ" in agree.stdout
+    differ = run(a, c)
+    assert differ.returncode == 1 and "1 differ" in differ.stdout
+    assert re.search(r"reference/hermes\s+tool\.parallel\s+batch\s+xfail\s+xfail\s+signature", differ.stdout)
