@@ -51,17 +51,13 @@ def plan(
     cases: Iterable[str] | None = None,
 ) -> list[Cell]:
     """Every cell of the run, in a stable order (identical in every xdist worker)."""
-    known = all_families()
     wanted_families = set(families) if families else None
     wanted_modes = [mode(m) for m in modes] if modes else list(MODES)
     wanted_cases = [case(c) for c in cases] if cases else list(CATALOG)
     cells: list[Cell] = []
     for spec in engines:
         module = engine_module(spec)
-        mapping = dict(module.mapping)
-        if module.name == "reference":  # the reference engine owes a parser to every family
-            mapping = {name: name for name in known} | mapping
-        for parser_name, family in mapping.items():
+        for parser_name, family in graded_mapping(module).items():
             if wanted_families is not None and family not in wanted_families:
                 continue
             for c in wanted_cases:
@@ -74,12 +70,17 @@ SLOWDOWN_MODES = ("batch", "tokens")  # where a parser's CPU time is set against
 GRADED = ("pass", "fail", "error", "timeout")  # statuses a KnownBroken entry can speak to
 
 
-def parser_names(module: EngineModule) -> set[str]:
-    """Every `engine/name` the engine module grades (the reference engine owes one to every family)."""
-    names = set(module.mapping)
+def graded_mapping(module: EngineModule) -> dict[str, str | None]:
+    """Parser name -> family for every parser the engine module grades (the reference engine owes one
+    to every family)."""
     if module.name == "reference":
-        names |= set(all_families())
-    return {f"{module.name}/{name}" for name in names}
+        return {name: name for name in all_families()} | dict(module.mapping)
+    return dict(module.mapping)
+
+
+def parser_names(module: EngineModule) -> set[str]:
+    """Every `engine/name` the engine module grades."""
+    return {f"{module.name}/{name}" for name in graded_mapping(module)}
 
 
 @dataclass
