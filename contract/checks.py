@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .assembly import assemble
 from .compare import matches, normalized, squeeze
-from .expected import ExpectedMessage
+from .expected import Expected, ExpectedMessage
 from .family import Sample
 from .model import Chunk, Delta, Message
 from .rendering import Kind
@@ -41,9 +42,9 @@ class StreamRun:
         return [d for group in self.per_chunk for d in group] + list(self.final)
 
 
-def expected(sample: Sample, observed: Message) -> tuple[list[Failure], list[str], ExpectedMessage]:
+def expected(wanted: Expected, observed: Message) -> tuple[list[Failure], list[str], ExpectedMessage]:
     """Match against the acceptable outcomes; returns failures, notes and the outcome judged against."""
-    outcomes = sample.expected.outcomes
+    outcomes = wanted.outcomes
     for outcome in outcomes:
         verdict = matches(outcome, observed)
         if verdict.ok:
@@ -51,11 +52,11 @@ def expected(sample: Sample, observed: Message) -> tuple[list[Failure], list[str
             if len(outcomes) > 1:
                 notes.append(f"acceptable outcome: {outcome.label}")
             return [], notes, outcome
-    verdict = matches(sample.expected.preferred, observed)
+    verdict = matches(wanted.preferred, observed)
     failures = [Failure("expected", p) for p in verdict.problems]
     if len(outcomes) > 1:
         failures.append(Failure("expected", f"matches none of: {', '.join(o.label for o in outcomes)}"))
-    return failures, list(verdict.notes), sample.expected.preferred
+    return failures, list(verdict.notes), wanted.preferred
 
 
 def finish_reason(outcome: ExpectedMessage, observed: Message) -> list[Failure]:
@@ -64,7 +65,7 @@ def finish_reason(outcome: ExpectedMessage, observed: Message) -> list[Failure]:
     return [Failure("finish_reason", f"expected {outcome.finish_reason!r}, observed {observed.finish_reason!r}")]
 
 
-def markers(markers: Sequence[str], outcome: ExpectedMessage, observed: Message) -> list[Failure]:
+def markers_leaked(markers: Sequence[str], outcome: ExpectedMessage, observed: Message) -> list[Failure]:
     """No marker in content or reasoning beyond the ones the outcome itself contains as text."""
     if outcome.markup_allowed:
         return []
@@ -185,21 +186,50 @@ def _haystack(observed: Message) -> str:
     return squeeze("\n".join(parts))
 
 
-def conservation(sample: Sample, observed: Message) -> list[Failure]:
+def conserved_pieces(sample: Sample) -> tuple[str, ...]:
+    """The narration, reasoning and argument pieces of the input that must survive in the output."""
+    return tuple(p for kind in (Kind.CONTENT, Kind.REASONING, Kind.ARGUMENTS) for p in sample.rendered.pieces(kind))
+
+
+def conservation(pieces: Sequence[str], observed: Message) -> list[Failure]:
     """Every narration, reasoning and argument piece of the input survives somewhere in the output."""
     haystack = _haystack(observed)
     lost = []
-    for kind in (Kind.CONTENT, Kind.REASONING, Kind.ARGUMENTS):
-        for piece in sample.rendered.pieces(kind):
-            if squeeze(piece) in haystack:
-                continue
-            try:
-                leaves = _leaves(json.loads(piece))
-            except ValueError:
-                leaves = [piece]
-            if any(squeeze(leaf) not in haystack for leaf in leaves):
-                lost.append(piece)
+    for piece in pieces:
+        if squeeze(piece) in haystack:
+            continue
+        try:
+            leaves = _leaves(json.loads(piece))
+        except ValueError:
+            leaves = [piece]
+        if any(squeeze(leaf) not in haystack for leaf in leaves):
+            lost.append(piece)
     return [Failure("conservation", f"lost {len(p)} chars: {p[:80]!r}") for p in lost]
+
+
+def judge_message(wanted: Expected, markers: Sequence[str], pieces: Sequence[str],
+                  observed: Message) -> tuple[list[Failure], list[str], ExpectedMessage]:
+    """Every check of a one-shot result (and of an assembled stream): failures, notes, the outcome judged."""
+    failures, notes, outcome = expected(wanted, observed)
+    failures += finish_reason(outcome, observed)
+    failures += markers_leaked(markers, outcome, observed)
+    failures += conservation(pieces, observed)
+    return failures, notes, outcome
+
+
+def judge_stream(wanted: Expected, markers: Sequence[str], pieces: Sequence[str], run: StreamRun,
+                 batch: Message | None, *, keep_ids: bool) -> tuple[list[Failure], list[str], Message]:
+    """Every check of one streamed run; `batch` is the one-shot result (None: batch parsing raised)."""
+    observed = assemble(run.deltas)
+    failures, notes, outcome = judge_message(wanted, markers, pieces, observed)
+    failures += fragments(markers, outcome, run)
+    failures += delta_protocol(run)
+    failures += duplication(outcome, observed, run)
+    if batch is not None:
+        failures += stream_equals_batch(observed, batch, keep_ids=keep_ids)
+    else:
+        notes.append("stream_equals_batch not checked: batch parsing raised")
+    return failures, notes, observed
 
 
 def holdback(sample: Sample, markers: Sequence[str], run: StreamRun) -> int:

@@ -20,7 +20,6 @@ from hypothesis import settings as Settings
 
 from . import checks
 from .adapter import ParserUnderTest
-from .assembly import assemble
 from .checks import Failure, StreamRun
 from .chunking import Mode, char_chunks, char_cuts, deterministic_chunkings, token_chunks, token_cuts
 from .family import Family, Sample
@@ -104,25 +103,16 @@ def _error_text(exc: BaseException) -> str:
 
 
 def _judge_message(subject: Subject, observed: Message) -> tuple[list[Failure], list[str], checks.ExpectedMessage]:
-    failures, notes, outcome = checks.expected(subject.sample, observed)
-    failures += checks.finish_reason(outcome, observed)
-    failures += checks.markers(subject.family.markers, outcome, observed)
-    failures += checks.conservation(subject.sample, observed)
-    return failures, notes, outcome
+    sample = subject.sample
+    return checks.judge_message(sample.expected, subject.family.markers, checks.conserved_pieces(sample), observed)
 
 
 def judge_stream(subject: Subject, run: StreamRun) -> tuple[list[Failure], list[str], Message, int]:
-    observed = assemble(run.deltas)
-    failures, notes, outcome = _judge_message(subject, observed)
-    failures += checks.fragments(subject.family.markers, outcome, run)
-    failures += checks.delta_protocol(run)
-    failures += checks.duplication(outcome, observed, run)
-    batch = subject.batch()
-    if isinstance(batch, Message):
-        failures += checks.stream_equals_batch(observed, batch, keep_ids=subject.keep_ids)
-    else:
-        notes.append("stream_equals_batch not checked: batch parsing raised")
-    return failures, notes, observed, checks.holdback(subject.sample, subject.family.markers, run)
+    sample, batch = subject.sample, subject.batch()
+    failures, notes, observed = checks.judge_stream(
+        sample.expected, subject.family.markers, checks.conserved_pieces(sample), run,
+        batch if isinstance(batch, Message) else None, keep_ids=subject.keep_ids)
+    return failures, notes, observed, checks.holdback(sample, subject.family.markers, run)
 
 
 def _crash(exc: BaseException, chunking: tuple[str, ...] | None = None) -> Graded:

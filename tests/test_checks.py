@@ -92,7 +92,7 @@ def test_fragments_allows_expected_marker_text() -> None:
 
 def test_markers_flags_a_full_marker_in_content() -> None:
     outcome = ExpectedMessage("exact", content="Done.")
-    failures = checks.markers(KIMI_MARKERS, outcome, Message(content=f"Done.{CALL_END}"))
+    failures = checks.markers_leaked(KIMI_MARKERS, outcome, Message(content=f"Done.{CALL_END}"))
     assert [f.check for f in failures] == ["markers"]
     assert CALL_END in failures[0].detail
 
@@ -100,8 +100,8 @@ def test_markers_flags_a_full_marker_in_content() -> None:
 def test_markers_allows_a_quoted_marker_but_not_an_extra_one() -> None:
     quoted = f"End each call with {CALL_END}."
     outcome = ExpectedMessage("exact", content=quoted)
-    assert checks.markers(KIMI_MARKERS, outcome, Message(content=quoted)) == []
-    assert checks.markers(KIMI_MARKERS, outcome, Message(content=quoted + CALL_END))
+    assert checks.markers_leaked(KIMI_MARKERS, outcome, Message(content=quoted)) == []
+    assert checks.markers_leaked(KIMI_MARKERS, outcome, Message(content=quoted + CALL_END))
 
 
 def _duplication(pieces: tuple[str, ...]) -> list[checks.Failure]:
@@ -134,8 +134,8 @@ def _calls(outcome: ExpectedMessage, **dumps: Any) -> tuple[ToolCall, ...]:
 def test_conservation_flags_lost_narration() -> None:
     sample = _sample("hermes", "tool.content_between")
     narration, calls = sample.expected.preferred.content, _calls(sample.expected.preferred)
-    assert checks.conservation(sample, Message(content=narration, tool_calls=calls)) == []
-    failures = checks.conservation(sample, Message(tool_calls=calls))
+    assert checks.conservation(checks.conserved_pieces(sample), Message(content=narration, tool_calls=calls)) == []
+    failures = checks.conservation(checks.conserved_pieces(sample), Message(tool_calls=calls))
     assert [f.check for f in failures] == ["conservation"]
     assert narration.strip()[:40] in failures[0].detail
 
@@ -145,7 +145,7 @@ def test_conservation_accepts_reserialized_arguments() -> None:
     calls = _calls(sample.expected.preferred, ensure_ascii=True, indent=2)
     (written,) = sample.rendered.pieces(Kind.ARGUMENTS)
     assert squeeze(written) not in squeeze(calls[0].arguments), "re-serialization changed nothing"
-    assert checks.conservation(sample, Message(tool_calls=calls)) == []
+    assert checks.conservation(checks.conserved_pieces(sample), Message(tool_calls=calls)) == []
 
 
 def test_stream_equals_batch_compares_only_native_ids() -> None:
@@ -206,7 +206,7 @@ def test_expected_accepts_the_second_outcome_with_a_note() -> None:
     sample = _sample("kimi_k2", "tool.truncated_args")
     as_content = sample.expected.outcomes[1]
     observed = Message(content=as_content.content, tool_calls=_calls(as_content), finish_reason="length")
-    failures, notes, outcome = checks.expected(sample, observed)
+    failures, notes, outcome = checks.expected(sample.expected, observed)
     assert failures == [] and outcome is as_content
     assert any(as_content.label in n for n in notes)
 
