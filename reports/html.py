@@ -18,11 +18,14 @@ from reports.summary import (
     SLOW_FACTOR,
     all_parsers,
     count_outcomes,
+    format_duration,
     format_score,
     format_slowdown,
     in_char_tier,
     outcome_counts,
     parser_scores,
+    row_anchor,
+    runs_of,
     score,
 )
 
@@ -235,11 +238,6 @@ def script_json(value: Any) -> Markup:
     return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
-def _duration(seconds: float) -> str:
-    minutes, rest = divmod(round(seconds), 60)
-    return f"{seconds:.1f} s" if seconds < 60 else f"{minutes} min {rest} s"
-
-
 def _case_groups(cases: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
     """Cases grouped by kind: tool, reasoning, harmony, then any other kind; catalog order within a kind."""
     kinds = list(KIND_ORDER) + sorted({case["kind"] for case in cases} - set(KIND_ORDER))
@@ -304,6 +302,7 @@ class _Matrix:
         return {
             **parser,
             "name": parser["parser"].split("/", 1)[-1],
+            "anchor": row_anchor(parser["parser"]),
             "cells": [self.cell(parser["parser"], case) for case in self.columns],
             "score": format_score(scores["score"]),
             "char_score": format_score(scores["char_score"]),
@@ -330,6 +329,19 @@ def _speed_tip(cell: dict[str, Any] | None) -> str:
             f"{cell['reference_cpu_s']:.3f} s for the reference parser (slow from ×{SLOW_FACTOR:g}; not a verdict)")
 
 
+def _run_lines(run: dict[str, Any]) -> list[str]:
+    """One line per merged engine run (engines and versions, start, duration, commit); none for a single run."""
+    if "runs" not in run:
+        return []
+    lines = []
+    for one in runs_of(run):
+        engines = ", ".join(f"{name} {(info or {}).get('version') or ''}".strip()
+                            for name, info in (one.get("engines") or {}).items())
+        commit = str(one.get("commit") or "no commit")[:12]
+        lines.append(f"{engines} · {one.get('started')} · {format_duration(one.get('duration_s'))} · {commit}")
+    return lines
+
+
 def _context(results: dict[str, Any]) -> dict[str, Any]:
     run = results["run"]
     case_groups = _case_groups(results["cases"])
@@ -348,7 +360,8 @@ def _context(results: dict[str, Any]) -> dict[str, Any]:
     totals = outcome_counts(results)
     return {
         "run": run,
-        "duration": _duration(run["duration_s"]),
+        "duration": format_duration(run.get("duration_s")),
+        "runs": _run_lines(run),
         "totals": [(o, totals[o], SYMBOLS[o]) for o in OUTCOMES],
         "legend": [(o, SYMBOLS[o], MEANINGS[o]) for o in SEVERITY],
         "case_groups": case_groups,

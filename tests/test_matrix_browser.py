@@ -142,3 +142,41 @@ def test_matrix_in_browser(browser, tmp_path: Path) -> None:
     assert dialogs == []
     assert all(url.startswith(("file:", "data:")) for url in requests), requests
     page.close()
+
+
+def test_matrix_opens_the_cell_named_in_the_link(browser, tmp_path: Path) -> None:
+    """`matrix.html#cell=<parser>:<case>:<mode>` (as the markdown summary links it) opens that cell's detail on
+    that mode; `#parser-…` targets a parser's row; a hostile or unknown fragment does nothing."""
+    from urllib.parse import quote
+
+    from reports.summary import cell_fragment, row_anchor
+
+    page_path = write_matrix(sample_results(), tmp_path / "matrix.html")
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    errors: list[str] = []
+    dialogs: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    page.goto(page_path.as_uri() + "#" + cell_fragment("reference/hermes:tool.single:random"))
+    assert page.locator("#detail").is_visible()
+    assert page.locator("#detail-title").inner_text() == "reference/hermes · tool.single"
+    assert page.locator('#detail-modes li[data-mode="random"]').get_attribute("aria-current") == "true"
+    assert page.locator('td.cell[data-parser="reference/hermes"][data-case="tool.single"]').get_attribute(
+        "class").endswith("selected")
+
+    page.evaluate("hash => { location.hash = hash; }", "#" + cell_fragment("vllm/hermes:tool.parallel:batch"))
+    page.wait_for_function("document.getElementById('detail-title').textContent.indexOf('tool.parallel') > 0")
+    assert "recorded" in page.locator("#detail-diff").inner_text()
+
+    for hostile in ("#cell=" + quote('"><img src=x onerror=alert(1)>'), "#cell=%E0%A4%A", "#cell=__proto__",
+                    "#cell=constructor", "#cell=reference/hermes:tool.single"):
+        page.goto("about:blank")
+        page.goto(page_path.as_uri() + hostile)
+        assert page.locator("#detail").is_hidden(), hostile
+    assert page.locator("img").count() == 0
+
+    page.goto(page_path.as_uri() + "#" + row_anchor("vllm/hermes"))
+    assert page.evaluate("document.querySelector('tr:target').id") == "parser-vllm/hermes"
+    assert errors == [] and dialogs == []
+    page.close()

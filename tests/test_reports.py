@@ -364,7 +364,7 @@ def test_markdown_summary_has_github_tables_and_escapes() -> None:
     assert text.startswith("## Parser conformance")
     assert re.search(r"^\| parser\s+\| family\s+\|", text, re.M)
     assert re.search(r"^\|[-:|]+\|$", text, re.M)
-    assert "a\\|b &lt;b&gt;x&lt;/b&gt;" in text and "<b>" not in text
+    assert "`content: a\\|b <b>x</b>`" in text  # literal in a code span; the pipe escaped for the table
 
 
 # --- CLI -----------------------------------------------------------------------------------------
@@ -536,3 +536,197 @@ def test_compare_cli_runs_as_the_readme_prints_it(tmp_path: Path) -> None:
     differ = run(a, c)
     assert differ.returncode == 1 and "1 differ" in differ.stdout
     assert re.search(r"reference/hermes\s+tool\.parallel\s+batch\s+xfail\s+xfail\s+signature", differ.stdout)
+
+
+# --- pull-request summary: attention first, per-parser known broken, links, merged runs ----------------
+
+
+def test_summary_leads_with_what_needs_attention_grouped_per_parser_and_case() -> None:
+    cells = [
+        make_cell(case="tool.single", mode="batch"),
+        make_cell(case="tool.single", mode="bursts-2", outcome="fail", failures=[{"check": "calls", "detail": "lost"}]),
+        make_cell(case="tool.single", mode="tokens", outcome="fail", failures=[{"check": "calls", "detail": "lost"}]),
+        make_cell(case="tool.parallel", outcome="error", error="RuntimeError: boom"),
+        make_cell(case="tool.none", outcome="xfail", untriaged=True, reason="recorded by update-expectations"),
+        *(make_cell(case=f"tool.k{i}", outcome="xfail", reason="drops the second call") for i in range(3)),
+    ]
+    results = make_results(cells)
+    text = markdown_summary(results)
+    titles = re.findall(r"^### (.*)$", text, re.M)
+    assert titles[:4] == ["Needs attention — Failing cells (3) · untriaged known-broken (1)", "Outcomes", "Parsers",
+                          "Known broken (top 3 reasons per parser)"]
+    attention = text.split("### Outcomes")[0]
+    assert attention.count("matrix.html#cell=") == 3  # fail (two modes in one row), error, untriaged xfail
+    assert re.search(r"\[`tool\.single`\]\(matrix\.html#cell=reference/hermes:tool\.single:tokens\)\s+\| `fail`\s+\| "
+                     r"`tokens, bursts-2`", attention)  # modes in matrix order, linked to the first
+    assert "`xfail, untriaged`" in attention and "`error`" in attention and "`RuntimeError: boom`" in attention
+    assert "[`reference/hermes`](matrix.html#parser-reference/hermes)" in attention
+    terminal = terminal_summary(results)
+    order = [terminal.index(title) for title in ("Needs attention", "Outcomes", "Parsers", "Known broken")]
+    assert order == sorted(order)
+    assert re.search(r"reference/hermes\s+tool\.single\s+fail\s+tokens, bursts-2\s+calls: lost", terminal)
+
+
+def test_nothing_needing_attention_takes_one_line() -> None:
+    text = markdown_summary(make_results([make_cell(), make_cell(mode="tokens", outcome="xfail", reason="known")]))
+    body = text.split("### Needs attention — Failing cells (0)\n\n")[1].split("\n\n")[0]
+    assert body == "No failing cells. No untriaged known-broken cells."
+
+
+def test_known_broken_lists_top_reasons_with_counts_and_links() -> None:
+    reasons = ["a"] * 4 + ["b"] * 3 + ["c"] * 2 + ["d"] + [None]
+    cells = [make_cell("vllm/hermes", f"tool.c{i:02d}", outcome="xfail", reason=reason,
+                       link="https://github.com/o/r/issues/1" if reason == "a" else None)
+             for i, reason in enumerate(reasons)]
+    cells.append(make_cell("vllm/hermes", "tool.ok"))
+    text = markdown_summary(make_results(cells))
+    section = text.split("### Known broken (top 3 reasons per parser)\n\n")[1]
+    lines = section.splitlines()
+    assert lines[0] == "- [`vllm/hermes`](matrix.html#parser-vllm/hermes): 11 known broken"
+    assert lines[1] == ("  - 4 × `a` · e.g. [`vllm/hermes:tool.c00:batch`](matrix.html#cell=vllm/hermes:tool.c00:batch)"
+                        " · [`https://github.com/o/r/issues/1`](https://github.com/o/r/issues/1)")
+    assert lines[2].startswith("  - 3 × `b` · e.g. [`vllm/hermes:tool.c04:batch`]")
+    assert lines[3].startswith("  - 2 × `c` · ")
+    assert lines[4] == "  - and 2 other reasons"
+    assert "4 × a · e.g. vllm/hermes:tool.c00:batch · https://github.com/o/r/issues/1" in terminal_summary(
+        make_results(cells))
+
+
+def test_link_targets_are_encoded_and_valid() -> None:
+    from reports.summary import cell_fragment, cell_id, http_url, matrix_href, row_anchor
+
+    cell = make_cell("vllm/kimi_k2", "tool.single", "tokens")
+    assert cell_id(cell) == "vllm/kimi_k2:tool.single:tokens"
+    assert matrix_href(cell_fragment(cell_id(cell))) == "matrix.html#cell=vllm/kimi_k2:tool.single:tokens"
+    assert row_anchor("vllm/kimi_k2") == "parser-vllm/kimi_k2"
+    assert row_anchor('x/a b"<c>%') == "parser-x/a%20b%22%3Cc%3E%25"  # no space or quote: a valid id
+    assert cell_fragment("a/b:c) [d](e):f") == "cell=a/b:c%29%20%5Bd%5D%28e%29:f"
+    assert http_url("https://github.com/o/r/issues/1?q=a b#x") == "https://github.com/o/r/issues/1?q=a%20b#x"
+    assert http_url("http://evil/a b)(<x>|`y`\\") == "http://evil/a%20b%29%28%3Cx%3E%7C%60y%60%5C"
+    for bad in ("javascript:alert(1)", "HTTP:/x", "https://", " https://x", "ftp://x", "/relative", None, 3):
+        assert http_url(bad) is None, bad
+
+
+def test_html_rows_carry_escaped_anchors() -> None:
+    hostile = 'vllm/a"b <c>'
+    results = make_results([make_cell(), make_cell(hostile)])
+    html = render_matrix(results)
+    assert '<tr id="parser-reference/hermes">' in html
+    assert '<tr id="parser-vllm/a%22b%20%3Cc%3E">' in html
+    assert "cellFromHash" in html and "decodeURIComponent" in html
+
+
+def two_runs() -> tuple[dict[str, Any], dict[str, Any]]:
+    first, second = engine_results("reference"), engine_results("vllm", "fail")
+    first["run"].update(started="2025-01-01T00:00:00+00:00", finished="2025-01-01T00:01:05+00:00", duration_s=65.0)
+    second["run"].update(started="2025-01-01T00:00:30+00:00", finished="2025-01-01T00:03:00+00:00", duration_s=150.0,
+                         commit="fedcba9876543210fedcba9876543210fedcba98")
+    return first, second
+
+
+def test_merged_run_duration_is_the_wall_span_and_each_run_is_kept() -> None:
+    from reports.merge import merge_results
+
+    first, second = two_runs()
+    run = merge_results([first, second])["run"]
+    assert (run["started"], run["finished"], run["duration_s"]) == (
+        "2025-01-01T00:00:00+00:00", "2025-01-01T00:03:00+00:00", 180.0)  # not 65 + 150
+    assert run["commit"] is None  # the runs' commits differ: each is in `runs`
+    assert [r["duration_s"] for r in run["runs"]] == [65.0, 150.0]
+    assert set(run["engines"]) == {"reference", "vllm"}
+    same = merge_results([first, dict(second, run=dict(second["run"], commit=first["run"]["commit"]))])["run"]
+    assert same["commit"] == first["run"]["commit"]
+
+
+def test_merged_run_without_every_finish_has_no_duration_and_readers_cope() -> None:
+    from reports.merge import merge_results
+
+    first, second = two_runs()
+    del second["run"]["finished"]
+    merged = merge_results([first, second])
+    assert merged["run"]["duration_s"] is None and merged["run"]["finished"] is None
+    text = markdown_summary(merged)
+    head = text.split("### ")[0]
+    assert re.search(r"^\| `reference` \| `0\.1\.0`\s+\| `2025-01-01T00:00:00\+00:00` \| 1 min 5 s\s+\| `0123456789ab`",
+                     head, re.M)
+    assert re.search(r"^\| `vllm`\s+\| `0\.1\.0`\s+\| `2025-01-01T00:00:30\+00:00` \| 2 min 30 s\s+\| `fedcba987654`",
+                     head, re.M)
+    assert "2 runs merged · wall time — unknown: a run has no finish time" in head
+    assert "wall time —" in terminal_summary(merged)
+    html = render_matrix(merged)
+    assert "<dt>duration</dt><dd" in html and ">—</dd>" in html
+    assert html.count("<li>reference 0.1.0 · 2025-01-01T00:00:00+00:00 · 1 min 5 s · 0123456789ab</li>") == 1
+
+
+# Model text that would be live markdown, HTML, a mention, an issue reference, a terminal escape or a bidi
+# override if it reached a pull-request comment or a terminal as is.
+HOSTILE_MD = ("\x1b[31m\u202e[x](http://evil) ![i](http://evil/i.png) <img src=x onerror=alert(1)> @octocat #1 "
+              "a|b ``tick`` `\nnext")
+HOSTILE_PIECES = ("[x](http://evil)", "![i](http://evil/i.png)", "<img src=x onerror=alert(1)>", "@octocat", "#1")
+
+
+def _code_spans(line: str) -> tuple[list[str], str]:
+    """A markdown line's code span contents (CommonMark: a backtick run closed by a run of the same length)
+    and the text outside them."""
+    spans, outside, at = [], [], 0
+    while at < len(line):
+        run = re.match(r"`+", line[at:])
+        if not run:
+            outside.append(line[at])
+            at += 1
+            continue
+        fence = run.group()
+        close = re.compile(f"(?<!`){fence}(?!`)").search(line, at + len(fence))
+        if close is None:
+            outside.append(fence)
+            at += len(fence)
+        else:
+            spans.append(line[at + len(fence) : close.start()].replace("\\|", "|"))
+            at = close.end()
+    return spans, "".join(outside)
+
+
+def hostile_summary_results() -> dict[str, Any]:
+    cells = [
+        make_cell(mode="tokens", outcome="fail", failures=[{"check": "c", "detail": HOSTILE_MD}]),
+        make_cell(case="tool.`x`|@me #2 <b>", outcome="error", error=HOSTILE_MD),
+        make_cell(case="tool.k1", outcome="xfail", reason=HOSTILE_MD, link="http://evil/a b)(<x>|`y`"),
+        make_cell(case="tool.k2", outcome="xfail", reason=HOSTILE_MD, link="http://evil/a b)(<x>|`y`"),
+        make_cell(case="tool.k3", outcome="xfail", reason="other", link="javascript:alert(1) [x](http://evil)"),
+        make_cell(case="tool.k4", outcome="xfail", reason=HOSTILE_MD, untriaged=True, link=HOSTILE_MD),
+    ]
+    results = make_results(cells)
+    results["run"]["commit"] = "@octocat`|<img src=x>"
+    return results
+
+
+def test_markdown_summary_keeps_hostile_model_text_inert() -> None:
+    text = markdown_summary(hostile_summary_results())
+    assert "\x1b" not in text and "\u202e" not in text
+    spans_seen: list[str] = []
+    for line in text.splitlines():
+        spans, outside = _code_spans(line)
+        spans_seen += spans
+        # nothing live outside code spans: no HTML, image, mention, issue reference or link but ours
+        assert "<" not in outside and "![" not in outside and "@" not in outside, line
+        assert not re.search(r"(?<![\w/=])#\d", outside), line
+        for target in re.findall(r"\]\(([^)]*)\)", outside):
+            assert re.fullmatch(r"matrix\.html#(parser-|cell=)[\w.~/:%-]+|http://evil/a%20b%29%28%3Cx%3E%7C%60y%60",
+                                target), (target, line)
+        assert "evil" not in outside.replace("http://evil/a%20b%29%28%3Cx%3E%7C%60y%60", ""), line
+    shown = "\n".join(spans_seen)
+    for piece in HOSTILE_PIECES:
+        assert piece in shown, piece  # kept, as literal text
+    assert "\\x1b[31m\\u202e[x](http://evil)" in shown and "\\nnext" in shown  # controls spelled out
+    assert "javascript:alert(1) [x](http://evil)" in shown  # not a URL: inert text, not a link
+    # tables keep their shape: every row has as many unescaped pipes as its header
+    for block in re.findall(r"(?:^\|.*\n)+", text, re.M):
+        widths = {len(re.findall(r"(?<!\\)\|", row)) for row in block.splitlines()}
+        assert len(widths) == 1, block
+
+
+def test_terminal_summary_keeps_hostile_model_text_inert() -> None:
+    text = terminal_summary(hostile_summary_results())
+    assert "\x1b" not in text and "\u202e" not in text and "\r" not in text
+    assert "\\x1b[31m\\u202e" in text
+    assert not any(line.startswith("next") for line in text.splitlines())
