@@ -46,6 +46,7 @@ class Engine:
     coverage: tuple[Coverage, ...] = ()  # every parser name the engine registers, and its families
     # parsers that by design leave the think block, markers included, in content ("append-think")
     reasoning_in_content: frozenset[str] = frozenset()
+    distribution: str | None = None  # the installed package graded, for the results' build record
 
 
 @dataclass(frozen=True)
