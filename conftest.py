@@ -29,10 +29,12 @@ from contract.family import NotApplicable, Unimplemented
 from contract.isolation import IsolatedGrader, Limits
 from contract.matrix import Cell, Grader, parser_names, plan
 from contract.profiles import CI, EXAMPLES
+from contract.provenance import installed_build
 from fixtures import EXPECTATIONS_DIR, all_families
 
 ROOT = Path(__file__).parent
 MATRIX_MODULE = ROOT / "tests" / "test_matrix.py"
+CANDIDATE_ENV = "MATRIX_CANDIDATE"  # set by `nox -s candidate`: the build graded, as given there (shell-quoted)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -219,8 +221,11 @@ def rerun_command(config: pytest.Config, cell: Cell) -> str:
         if config.getoption(option) != default:
             options += [option, str(config.getoption(option))]
     if cell.engine in BUILTIN_ENGINES:
-        session = f"\"grade(engine='{cell.engine}')\""  # builtin engine names need no escaping
-        return " ".join(["nox", "-R", "-s", session, "--", node, *map(shlex.quote, options)])
+        # builtin engine names need no escaping; a candidate build is named again (nox -R does not reinstall it)
+        build = os.environ.get(CANDIDATE_ENV)
+        session = f"\"{'candidate' if build else 'grade'}(engine='{cell.engine}')\""
+        return " ".join(["nox", "-R", "-s", session, "--", *([build] if build else []), node,
+                         *map(shlex.quote, options)])
     return " ".join(["python", "-m", "pytest", "--grade", "--engine", shlex.quote(cell.engine), node,
                      *map(shlex.quote, options)])
 
@@ -267,7 +272,8 @@ def _document(config: pytest.Config, cells: list[dict[str, Any]]) -> dict[str, A
         loaded = grader.engine(spec)
         available = not isinstance(loaded, str)
         version = loaded.version if available else None
-        engines[module.name] = {"version": version, "available": available,
+        build = installed_build(loaded.distribution).to_json() if available and loaded.distribution else None
+        engines[module.name] = {"version": version, "available": available, "build": build,
                                 "skip_reason": None if available else loaded,
                                 "coverage": [row.to_json() for row in loaded.coverage] if available else []}
     graded = {cell["parser"] for cell in cells}  # a filtered run lists only the parsers it graded

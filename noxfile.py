@@ -9,6 +9,7 @@ the engine at its pinned version, `--no-deps`, with the pins in ../shared/engine
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,13 +71,17 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", *(session.posargs or ["-n", "2"]), success_codes=[0, 5])
 
 
-def _install_engine(session: nox.Session, requirement: str) -> None:
-    """The engine and everything its parsers import, pinned, without dependency resolution."""
+def _pins(session: nox.Session, requirement: str) -> Path:
     name, version = requirement.split("==")
     pins = PINS / f"{name}-{version}.pins.txt"
     if not pins.exists():
         session.error(f"{pins}: pin file missing (set ENGINE_PINS_DIR to the folder holding it)")
-    session.install("--no-deps", requirement, TORCH, "-r", str(pins))
+    return pins
+
+
+def _install_engine(session: nox.Session, requirement: str) -> None:
+    """The engine and everything its parsers import, pinned, without dependency resolution."""
+    session.install("--no-deps", requirement, TORCH, "-r", str(_pins(session, requirement)))
 
 
 @nox.session
@@ -102,16 +107,68 @@ def grade(session: nox.Session, engine: str) -> None:
         # the adapter's wiring tests first: a miswired adapter must not be graded at all
         session.run("pytest", "tests/test_adapters.py", "-q", env={"REQUIRE_ENGINES": engine, **env})
     results = OUT / engine / "results.json"
+    if _grade_into(session, engine, results, session.posargs, env):
+        graded = _graded()
+        session.run("python", "-m", "reports", *graded, "--html", str(OUT / "matrix.html"),
+                    "--markdown", str(OUT / "summary.md"), "--quiet")
+        session.log(f"combined matrix of {', '.join(graded)}: {OUT / 'matrix.html'}")
+
+
+@nox.session
+@nox.parametrize("engine", [name for name, install in ENGINES.items() if install.requirement])
+def candidate(session: nox.Session, engine: str) -> None:
+    """Grade a build of an engine other than its pinned release, into reports/out/candidates/<engine>/.
+
+    `nox -s "candidate(engine='sglang')" -- BUILD [pytest options]`, BUILD being a local checkout
+    (`path/to/sglang/python`, or `-e path` for an editable install), a wheel file, or a requirement such as
+    `sglang==0.5.24`. The engine's pins supply its dependencies, as for the pinned release; the candidate has
+    a virtualenv of its own, so the pinned one stays as it is. Verdicts are judged against the same
+    expectations; a failing cell does not fail this session: `nox -s gate` compares it with the baseline.
+    """
+    if not session.posargs:
+        session.error("which build? `nox -s \"candidate(engine='X')\" -- PATH_OR_WHEEL_OR_REQUIREMENT`")
+    build, options = _candidate_build(session)
+    install = ENGINES[engine]
+    assert install.requirement is not None
+    if install.pinned:
+        session.install("--no-deps", TORCH, "-r", str(_pins(session, install.requirement)))
+    session.install(*DEPENDENCIES)
+    session.install("--no-deps", "--force-reinstall", *build)
+    env = {**(_harmony_vocab(session) if install.harmony_vocab else {}), "MATRIX_CANDIDATE": shlex.join(build)}
+    results = OUT / "candidates" / engine / "results.json"
+    if _grade_into(session, engine, results, options, env, success_codes=[0, 1]):
+        session.run("python", "-m", "reports", str(results), "--html", str(results.with_name("matrix.html")),
+                    "--markdown", str(results.with_name("summary.md")), "--quiet")
+        session.log(f"candidate results: {results}; gate them: nox -s gate -- {OUT / engine} {results.parent}")
+
+
+def _candidate_build(session: nox.Session) -> tuple[list[str], list[str]]:
+    """(pip arguments naming the build, the remaining pytest options); paths are taken from where nox was
+    invoked, so `-- ../sglang/python` means what it says in an engine repository's CI."""
+    args = list(session.posargs)
+    editable = args[0] in ("-e", "--editable")
+    if editable:
+        args.pop(0)
+    if not args:
+        session.error("-e needs a path")
+    build = args.pop(0)
+    path = Path(session.invoked_from, build)
+    if editable or path.exists():
+        build = str(path.resolve())
+    return (["-e", build] if editable else [build]), args
+
+
+def _grade_into(session: nox.Session, engine: str, results: Path, options: list[str], env: dict[str, str],
+                success_codes: list[int] | None = None) -> bool:
+    """Grade one engine into `results`; True when a complete run replaced that file."""
+    rerun = any(a.startswith(MATRIX) for a in options)
     before = _stamp(results)
     session.run("pytest", "--grade", *([] if rerun else [MATRIX]), "-q", "--engine", engine,
-                "--results", str(results), *session.posargs, env=env)
+                "--results", str(results), *options, env=env, success_codes=success_codes or [0])
     if _stamp(results) == before:  # a filtered or stopped run wrote its own file: the full results stand
-        session.log(f"{results} and the combined matrix are untouched (see the run's own results file above)")
-        return
-    graded = _graded()
-    session.run("python", "-m", "reports", *graded, "--html", str(OUT / "matrix.html"),
-                "--markdown", str(OUT / "summary.md"), "--quiet")
-    session.log(f"combined matrix of {', '.join(graded)}: {OUT / 'matrix.html'}")
+        session.log(f"{results} is untouched (see the run's own results file above)")
+        return False
+    return True
 
 
 def _stamp(path: Path) -> int | None:
@@ -119,10 +176,10 @@ def _stamp(path: Path) -> int | None:
     return path.stat().st_mtime_ns if path.exists() else None
 
 
-def _harmony_vocab(session: nox.Session) -> dict[str, str]:
+def _harmony_vocab(session: nox.Session, python: str = "python") -> dict[str, str]:
     """o200k_base.tiktoken rebuilt from npm's js-tiktoken (hash-checked), so nothing downloads from a hub."""
     folder = Path(session.cache_dir) / "tiktoken"
-    session.run("python", "-m", "parsers.openai_harmony.vocab", str(folder))
+    session.run(python, "-m", "parsers.openai_harmony.vocab", str(folder), external=True)
     return {"TIKTOKEN_ENCODINGS_BASE": str(folder.resolve())}
 
 
@@ -143,6 +200,69 @@ def report(session: nox.Session) -> None:
         session.error("no results files: run `nox -s grade` first or pass their paths")
     session.run("python", "-m", "reports", *paths, "--html", str(OUT / "matrix.html"),
                 "--markdown", str(OUT / "summary.md"), *options)
+
+
+@nox.session
+def gate(session: nox.Session) -> None:
+    """Which cells a candidate build breaks or fixes: `nox -s gate -- BASELINE CANDIDATE [--json PATH]`.
+
+    BASELINE and CANDIDATE are results files or folders of them (reports/out/sglang,
+    reports/out/candidates/sglang). Prints the transitions, writes markdown to $GITHUB_STEP_SUMMARY when
+    set (and reports/out/gate.md), exits 1 on any regression.
+    """
+    session.install(*DEPENDENCIES)
+    if len([a for a in session.posargs if not a.startswith("-")]) < 2:
+        session.error("usage: nox -s gate -- BASELINE CANDIDATE")
+    session.run("python", "-m", "reports.gate", *session.posargs, "--markdown", str(OUT / "gate.md"))
+
+
+# known-broken and passing cells whose repros `nox -s repro -- --verify` checks, per engine
+REPRO_SAMPLE = {"vllm": (10, 4), "sglang": (10, 4), "openai-harmony": (2, 2)}
+
+
+@nox.session(venv_backend="none")
+def repro(session: nox.Session) -> None:
+    """A standalone reproduction of one cell: `nox -s repro -- CELL [--out DIR] [--candidate]`.
+
+    CELL is a cell id (`sglang/kimi_k2:tool.missing_end:tokens`) or the rerun node id the matrix shows.
+    The file is written by the engine's own grade virtualenv (`--candidate`: the candidate's), into
+    reports/out/repro/ by default, and runs with the engine alone installed. `-- --verify` writes and runs the
+    repros of a sample of every graded engine's known-broken and passing cells and fails unless each
+    fails, resp. passes, as recorded.
+    """
+    args = list(session.posargs)
+    venv = "candidate" if "--candidate" in args else "grade"
+    args = [a for a in args if a != "--candidate"]
+    if "--verify" in args:
+        for engine, (broken, passing) in REPRO_SAMPLE.items():
+            results = OUT / engine / "results.json"
+            if not results.exists():
+                session.warn(f"{results}: not graded, no repros checked for {engine}")
+                continue
+            python = _engine_python(session, venv, engine)
+            env = _harmony_vocab(session, python) if ENGINES[engine].harmony_vocab else {}
+            session.run(python, "-m", "contract.repro", "--verify", str(results), "--known-broken", str(broken),
+                        "--passing", str(passing), "--out", str(OUT / "repro-check" / engine), env=env, external=True)
+        return
+    cells = [a for a in args if not a.startswith("-") and "/" in a and ":" in a]
+    if not cells:
+        session.error("usage: nox -s repro -- CELL [--out DIR] [--candidate]   (CELL: engine/parser:case:mode)")
+    engine = cells[0].split("::test_cell[")[-1].split("/", 1)[0]
+    if engine not in ENGINES or not ENGINES[engine].requirement:
+        session.error(f"{cells[0]}: standalone repros exist for {', '.join(REPRO_SAMPLE)}, not {engine!r}")
+    python = _engine_python(session, venv, engine)
+    env = _harmony_vocab(session, python) if ENGINES[engine].harmony_vocab else {}
+    if "--out" not in args:
+        args += ["--out", str(OUT / "repro")]
+    session.run(python, "-m", "contract.repro", *args, env=env, external=True)
+
+
+def _engine_python(session: nox.Session, venv: str, engine: str) -> str:
+    """The interpreter of an engine's grade (or candidate) virtualenv, made by that session."""
+    python = ROOT / ".nox" / f"{venv}-engine-{engine}" / "bin" / "python"
+    if not python.exists():
+        session.error(f"{python} is missing: run `nox -s \"{venv}(engine='{engine}')\"` first")
+    return str(python)
 
 
 @nox.session
