@@ -1,0 +1,400 @@
+"""Standalone reproductions: one Python file per cell that replays it against the engine, without us.
+
+`python -m contract.repro CELL [--out DIR]` (in the engine's environment; `nox -s repro -- CELL`
+finds it) grades the cell again in-process, keeps the chunkings the parser saw, and writes
+`DIR/<cell>.py` plus the tokenizer it needs as JSON beside it. The file holds the request, the model
+text, the exact deltas and token ids, the engine calls our adapter makes (the adapter's own serving
+code, inlined) and the matrix's checks (inlined too), and fails with an AssertionError naming the
+broken check while the engine has the bug; it exits 0 once the engine is fixed.
+
+`--verify RESULTS --known-broken N --passing M` writes repros for a spread sample of a results
+file's known-broken and passing cells and runs each in a fresh interpreter (`python -I`, from the
+output folder, so nothing of this project is importable): each must fail, resp. pass, as recorded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import importlib
+import inspect
+import json
+import re
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from fixtures import EXPECTATIONS_DIR, all_families
+
+from . import assembly, checks, compare, expectations, expected, model
+from .adapter import Engine, ParserUnderTest, engine_module
+from .catalog import case
+from .chunking import mode
+from .family import Sample
+from .grading import Subject, grade
+from .matrix import Cell, plan
+from .model import Chunk, Message
+from .profiles import CI, profile
+from .provenance import installed_build
+from .tokenizer import TokenStream, family_tokenizer, token_stream
+
+NODE = re.compile(r"test_cell\[(?P<id>.+)\]$")
+
+# The matrix's message types and checks, in the order the repro defines them.
+CHECKS_SOURCE: tuple[object, ...] = (
+    model.ToolCall, model.Message, model.ToolCallDelta, model.Delta, model.Chunk,
+    expected._AnyArguments, "ANY_ARGUMENTS = ANY = _AnyArguments()", expected.RawArguments, expected.ExpectedCall,
+    expected.ExpectedMessage, expected.Expected,
+    f"_WHITESPACE = {compare._WHITESPACE!r}", compare.json_equal, compare.squeeze, compare.Verdict, compare._text,
+    compare._clip, compare.arguments_match, compare._call, compare._ids, compare.matches, compare.normalized,
+    assembly.delta_dict, assembly.assemble,
+    checks.Failure, checks.StreamRun, checks.expected, checks.finish_reason, checks.markers_leaked, checks._fragment,
+    checks.fragments, checks.stream_equals_batch, checks.delta_protocol, checks.duplication, checks._leaves,
+    checks._haystack, checks.conservation, checks.judge_message, checks.judge_stream,
+)
+CHECKS_IMPORTS = (
+    "import contextlib", "import json", "import re", "from collections.abc import Iterable, Sequence",
+    "from dataclasses import dataclass", "from typing import Any",
+    "from openai.lib.streaming._deltas import accumulate_delta  # the OpenAI SDK's own delta accumulation",
+)
+
+
+@dataclass(frozen=True)
+class EngineRepro:
+    """What an adapter contributes to a repro: its imports, its serving code and the two entry points.
+
+    `code` defines `run_batch() -> Message` and `run_stream(chunks) -> list[Delta] per chunk + final`
+    (see `contract.repro.MAIN`); `sources` are this project's own serving modules, inlined without their
+    imports of this project; `files` are written beside the repro (e.g. the tokenizer as JSON);
+    `chunk_ids` turns a chunking into the ids the engine receives per chunk (None: the chunk's own).
+    """
+
+    requirement: str
+    imports: tuple[str, ...]
+    sources: tuple[ModuleType, ...]
+    code: str
+    files: dict[str, str] = field(default_factory=dict)
+    chunk_ids: Callable[[Sequence[Chunk]], tuple[list[list[int]], list[int]]] | None = None
+
+
+def cell_id(text: str) -> str:
+    """A cell id from itself or from the rerun node id (`tests/test_matrix.py::test_cell[ID]`)."""
+    found = NODE.search(text.strip().strip("'\""))
+    return found.group("id") if found else text.strip()
+
+
+def find_cell(text: str) -> Cell:
+    wanted = cell_id(text)
+    engine = wanted.split("/", 1)[0]
+    try:
+        cells = plan([engine])
+    except ValueError as exc:
+        raise SystemExit(f"repro: {wanted!r}: no engine {engine!r} ({exc})") from None
+    for cell in cells:
+        if cell.id == wanted:
+            return cell
+    raise SystemExit(f"repro: no cell {wanted!r} (expected ENGINE/PARSER:CASE:MODE, e.g. sglang/hermes:tool.single:tokens)")
+
+
+class RecordingSubject(Subject):
+    """A subject that keeps every chunking it was run on."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.seen: list[tuple[Chunk, ...]] = []
+
+    def run(self, chunks: tuple[Chunk, ...]) -> checks.StreamRun:
+        self.seen.append(chunks)
+        return super().run(chunks)
+
+
+@dataclass(frozen=True)
+class Replayed:
+    cell: Cell
+    engine: Engine
+    parser: ParserUnderTest
+    sample: Sample
+    stream: TokenStream
+    status: str
+    failures: tuple[checks.Failure, ...]
+    observed: Message | None
+    chunkings: tuple[tuple[Chunk, ...], ...]
+
+
+def replay(cell: Cell, hypothesis_profile: str = CI) -> Replayed:
+    """Grade the cell in this process, as the matrix does, keeping the chunkings that decide it."""
+    module = engine_module(cell.engine)
+    engine = module.load()
+    if isinstance(engine, str):
+        raise SystemExit(f"repro: {engine}")
+    family = all_families()[cell.family or ""]
+    sample = family.sample(case(cell.case))
+    if not isinstance(sample, Sample):
+        raise SystemExit(f"repro: {cell.id} is not graded ({type(sample).__name__}): nothing to reproduce")
+    if cell.parser_name in engine.reasoning_in_content and family.reasoning:
+        sample = sample.with_reasoning_in_content(family.reasoning)
+    parser = engine.factories[cell.parser_name](family)
+    stream = token_stream(family_tokenizer(family), sample.rendered)
+    subject = RecordingSubject(parser, family, sample, stream)
+    graded = grade(subject, mode(cell.mode), profile(hypothesis_profile))
+    if graded.status == "pass":
+        chunkings = tuple(dict.fromkeys(subject.seen))
+    else:
+        failing = [c for c in subject.seen if tuple(x.text for x in c) == graded.chunking]
+        chunkings = (failing[-1],) if failing else ()
+    return Replayed(cell, engine, parser, sample, stream, graded.status, graded.failures, graded.observed, chunkings)
+
+
+def _without_project_imports(module: ModuleType) -> str:
+    """A module's source minus its docstring, `from __future__` and imports of this project."""
+    source = inspect.getsource(module)
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    drop: set[int] = set()
+    for node in tree.body:
+        project = isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] in (
+            "contract", "parsers", "fixtures", "__future__"))
+        docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and node is tree.body[0]
+        if project or docstring:
+            drop.update(range(node.lineno - 1, (node.end_lineno or node.lineno)))
+    kept = "\n".join(line for n, line in enumerate(lines) if n not in drop).strip("\n")
+    return re.sub(r"\n{3,}", "\n\n\n", kept)
+
+
+def _checks_source() -> str:
+    parts = [item if isinstance(item, str) else inspect.getsource(item) for item in CHECKS_SOURCE]
+    return "\n\n".join(textwrap.dedent(p).strip("\n") for p in parts)
+
+
+def _comment(text: str, width: int = 110) -> str:
+    """Text as `#` comment lines, control characters spelled out."""
+    lines = []
+    for raw in text.splitlines() or [""]:
+        raw = re.sub(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]",
+                     lambda m: f"\\u{ord(m.group()):04x}", raw)
+        lines += textwrap.wrap(raw, width - 2, replace_whitespace=False, drop_whitespace=False) or [""]
+    return "\n".join(f"# {line}".rstrip() for line in lines)
+
+
+def _message_text(message: Message | None) -> str:
+    return "(none: the parser raised)" if message is None else json.dumps(message.to_json(), ensure_ascii=False)
+
+
+MAIN = '''
+def main() -> None:
+    wanted = expected_result()
+    if MODE == "batch":
+        observed = run_batch()
+        failures, notes, _ = judge_message(wanted, MARKERS, PIECES, observed)
+    else:
+        try:
+            batch = run_batch()
+        except Exception as exc:  # the matrix then skips stream-equals-batch
+            print(f"batch parsing raised {type(exc).__name__}: {exc}")
+            batch = None
+        for steps, final_ids in CHUNKINGS:
+            chunks = tuple(Chunk(text, tuple(ids)) for text, ids in steps)
+            per_chunk, final = run_stream(chunks, final_ids)
+            run = StreamRun(chunks, tuple(tuple(d) for d in per_chunk), tuple(final))
+            failures, notes, observed = judge_stream(wanted, MARKERS, PIECES, run, batch, keep_ids=KEEP_IDS)
+            if failures:
+                break
+    print("observed:", json.dumps(observed.to_json(), ensure_ascii=False))
+    for note in notes:
+        print("note:", note)
+    if failures:
+        raise AssertionError("\\n".join(f"{f.check}: {f.detail}" for f in failures))
+    print(f"OK: {CELL} behaves as expected")
+'''
+
+
+def script(replayed: Replayed, parts: EngineRepro, tokenizer_file: str) -> str:
+    """The repro's source."""
+    cell, sample = replayed.cell, replayed.sample
+    preferred = sample.expected.preferred
+    build = installed_build(replayed.engine.distribution).to_json() if replayed.engine.distribution else {}
+    verdict = "passes" if replayed.status == "pass" else f"{replayed.status}s"
+    known = expectations.load(EXPECTATIONS_DIR / f"{replayed.engine.name}.toml").lookup(cell.parser, cell.case, cell.mode)
+    if known is not None:
+        verdict += f" (known broken: {known.reason}" + (f"; {known.link}" if known.link else "") + ")"
+    failures = "\n".join(f"  {f.check}: {f.detail}" for f in replayed.failures) or "  (none)"
+    header = _comment(
+        f"Standalone reproduction of conformance-matrix cell {cell.id}\n"
+        f"engine: {parts.requirement}"
+        + (f" (graded build: {build.get('source')} {build.get('url') or ''} {build.get('commit') or ''})".rstrip()
+           if build.get("source") not in (None, "index") else "") + "\n"
+        f"case {cell.case}: {case(cell.case).title}\n"
+        f"mode {cell.mode}: " + ("one-shot parsing of the whole output" if cell.mode == "batch" else
+                                 f"streaming, {len(replayed.chunkings)} chunking(s) below, one engine step per chunk")
+        + "\n\n"
+        f"expected ({preferred.label}): {json.dumps(preferred.to_json(), ensure_ascii=False)}\n"
+        f"observed in the matrix: {_message_text(replayed.observed)}\n"
+        f"the matrix's verdict: {verdict}\n{failures}\n\n"
+        f"Run: python {file_stem(cell)}.py  (with {tokenizer_file} beside it, "
+        f"in an environment with {parts.requirement}). It raises AssertionError naming the failing check while "
+        "the engine behaves as observed, and prints OK once it behaves as expected."
+    )
+    ids_of = parts.chunk_ids or (lambda chunks: ([list(c.token_ids or ()) for c in chunks], []))
+    chunkings = []
+    for chunks in replayed.chunkings:
+        per_chunk, final = ids_of(chunks)
+        chunkings.append(([(c.text, ids) for c, ids in zip(chunks, per_chunk, strict=True)], final))
+    data = "\n".join([
+        f"CELL = {cell.id!r}",
+        f"MODE = {cell.mode!r}",
+        f"TEXT = {sample.text!r}  # the model's output",
+        f"TOKEN_IDS = {list(replayed.stream.ids)!r}",
+        f"STOP = {sample.stop!r}  # how generation ended: a stop token, or max_tokens ('length')",
+        f"KEEP_IDS = {sample.case.native_ids!r}  # are tool-call ids part of the expected result",
+        f"MARKERS = {_markers(replayed)!r}  # format markers that must not reach content",
+        f"PIECES = {checks.conserved_pieces(sample)!r}  # narration, reasoning and argument text that must survive",
+        _chunkings_source(chunkings),
+        "",
+        "",
+        "def expected_result() -> Expected:",
+        "    \"\"\"The acceptable outcomes, preferred first.\"\"\"",
+        f"    return {sample.expected!r}",
+    ])
+    body = [
+        header,
+        '"""Reproduces one cell of the parser conformance matrix; see the comment above."""',
+        "from __future__ import annotations",
+        "\n".join(["import sys", "from pathlib import Path", *CHECKS_IMPORTS, *parts.imports]),
+        "HERE = Path(__file__).resolve().parent",
+        data,
+        "# ---- the engine, driven the way its server drives it ----",
+        parts.code.strip("\n"),
+        MAIN.strip("\n"),
+        *(f"# ---- {m.__name__.replace('.', '/')}.py of the conformance matrix, inlined ----\n"
+          + _without_project_imports(m) for m in parts.sources),
+        "# ---- the conformance matrix's message types and checks, inlined (contract/*.py) ----\n" + _checks_source(),
+        'if __name__ == "__main__":\n    main()',
+    ]
+    return "\n\n\n".join(body) + "\n"
+
+
+def _chunkings_source(chunkings: list[tuple[list[tuple[str, list[int]]], list[int]]]) -> str:
+    """CHUNKINGS, one engine step per line."""
+    lines = ["# per chunking: its engine steps (delta text, the token ids the engine receives with it), then the",
+             "# ids the engine receives only with the finish (held back until they decode)", "CHUNKINGS = ["]
+    for number, (steps, final) in enumerate(chunkings, 1):
+        lines += [f"    (  # chunking {number} of {len(chunkings)}: {len(steps)} steps", "        ["]
+        lines += [f"            ({text!r}, {ids!r})," for text, ids in steps]
+        lines += ["        ],", f"        {final!r},", "    ),"]
+    return "\n".join([*lines, "]"])
+
+
+def _markers(replayed: Replayed) -> tuple[str, ...]:
+    family = all_families()[replayed.cell.family or ""]
+    return tuple(family.markers)
+
+
+def adapter_repro(replayed: Replayed) -> EngineRepro:
+    """The engine's contribution, from `parsers/<engine>/repro.py` (`engine_repro(parser, sample)`)."""
+    package = engine_module(replayed.cell.engine).module.__name__
+    try:
+        module = importlib.import_module(f"{package}.repro")
+    except ImportError as exc:
+        raise SystemExit(f"repro: engine {replayed.engine.name!r} has no standalone repro ({exc})") from None
+    return module.engine_repro(replayed.parser, replayed.sample, replayed.stream.ids, tokenizer_file(replayed.cell))
+
+
+def file_stem(cell: Cell) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", cell.id.replace("/", "__").replace(":", "__"))
+
+
+def tokenizer_file(cell: Cell) -> str:
+    return f"{file_stem(cell)}.tokenizer.json"
+
+
+def write_repro(cell: Cell, out: Path, hypothesis_profile: str = CI) -> tuple[Path, Replayed]:
+    replayed = replay(cell, hypothesis_profile)
+    parts = adapter_repro(replayed)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, content in parts.files.items():
+        (out / name).write_text(content, encoding="utf-8")
+    path = out / f"{file_stem(cell)}.py"
+    path.write_text(script(replayed, parts, tokenizer_file(cell)), encoding="utf-8")
+    return path, replayed
+
+
+# ---- verification on a sample of a results file ----
+
+def _spread(cells: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+    """`count` cells spread over modes and parsers, in a stable order."""
+    by_mode: dict[str, list[dict[str, Any]]] = {}
+    for c in sorted(cells, key=lambda c: hashlib.sha256(f"{c['parser']}:{c['case']}:{c['mode']}".encode()).digest()):
+        by_mode.setdefault(c["mode"], []).append(c)
+    picked: list[dict[str, Any]] = []
+    seen_parsers: set[str] = set()
+    while len(picked) < count and any(by_mode.values()):
+        for group in by_mode.values():
+            if group and len(picked) < count:
+                fresh = next((c for c in group if c["parser"] not in seen_parsers), group[0])
+                group.remove(fresh)
+                picked.append(fresh)
+                seen_parsers.add(fresh["parser"])
+    return picked
+
+
+def verify(results: Path, known_broken: int, passing: int, out: Path) -> int:
+    """Repros of a sample must fail (known-broken cells) or pass (passing cells) as recorded; 1 if any does not."""
+    cells = json.loads(results.read_text(encoding="utf-8"))["cells"]
+    sample = ([("xfail", c) for c in _spread([c for c in cells if c["outcome"] == "xfail"], known_broken)]
+              + [("pass", c) for c in _spread([c for c in cells if c["outcome"] == "pass"], passing)])
+    wrong = 0
+    for recorded, record in sample:
+        cell_text = f"{record['parser']}:{record['case']}:{record['mode']}"
+        path, replayed = write_repro(find_cell(cell_text), out)
+        done = subprocess.run([sys.executable, "-I", path.name], cwd=out, capture_output=True, text=True, timeout=1200)
+        failed_as_recorded = done.returncode != 0 and _raised(done.stderr, record)
+        ok = done.returncode == 0 if recorded == "pass" else failed_as_recorded
+        wrong += not ok
+        shown = done.stderr if done.returncode else done.stdout
+        last = (shown.strip().splitlines() or [""])[-1]
+        print(f"{'ok   ' if ok else 'WRONG'} {recorded:5} exit {done.returncode}  {cell_text}  {last[:120]}")
+        if not ok:
+            print(textwrap.indent((done.stdout + done.stderr)[-3000:], "    "))
+    print(f"{len(sample) - wrong} of {len(sample)} repros behave as their cells were recorded ({out})")
+    return 1 if wrong else 0
+
+
+def _raised(stderr: str, record: dict[str, Any]) -> bool:
+    """The repro failed the way the cell failed: an assertion naming the cell's first failed check, or,
+    for a parser that raised, an exception other than an assertion."""
+    checks_failed = {f["check"] for f in record.get("failures") or []}
+    last = stderr.strip().splitlines()[-1] if stderr.strip() else ""
+    if checks_failed == {"error"}:
+        return bool(last) and not last.startswith("AssertionError")
+    raised = stderr[stderr.find("AssertionError: "):] if "AssertionError: " in stderr else ""
+    return any(re.search(rf"(AssertionError: |\n){re.escape(check)}: ", raised) for check in checks_failed)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m contract.repro", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("cell", nargs="?", help="cell id (engine/parser:case:mode) or the rerun node id")
+    parser.add_argument("--out", type=Path, default=Path("reports/out/repro"), help="folder to write into")
+    parser.add_argument("--hypothesis-profile", default=CI, help="as the cell was graded (random/chars cells)")
+    parser.add_argument("--verify", type=Path, metavar="RESULTS", help="check repros of a sample of this results file")
+    parser.add_argument("--known-broken", type=int, default=10)
+    parser.add_argument("--passing", type=int, default=5)
+    args = parser.parse_args(argv)
+    if args.verify:
+        return verify(args.verify, args.known_broken, args.passing, args.out)
+    if not args.cell:
+        parser.error("give a CELL or --verify RESULTS")
+    path, replayed = write_repro(find_cell(args.cell), args.out, args.hypothesis_profile)
+    print(f"{path}: reproduces {replayed.cell.id} ({replayed.status} in the matrix now); "
+          f"run it with: python {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

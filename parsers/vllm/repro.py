@@ -1,0 +1,70 @@
+"""vLLM's part of a standalone repro (`contract.repro`): its serving code and how the cell drives it."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Sequence
+
+from contract.family import Sample
+from contract.model import Chunk
+from contract.repro import EngineRepro
+from contract.tokenizer import family_tokenizer
+
+from . import serving
+from .adapter import VllmHarmonyParser, VllmParser, request_json
+
+CODE = '''
+REQUEST = {request!r}  # the chat request a client sent
+PROMPT_TOKEN_IDS = {prompt_ids!r}  # the end of the rendered prompt, e.g. a prefilled reasoning opener
+OUTPUT_TOKEN_IDS = {output_ids!r}  # the generated ids, as the one-shot response hands them to the parser
+
+
+def server() -> Server:
+    """The server started with --tool-call-parser {tool} --reasoning-parser {reasoning}{harmony_note}."""
+    return Server(tool={tool!r}, reasoning={reasoning!r}, tokenizer={tokenizer}, harmony={harmony!r})
+
+
+def run_batch() -> Message:
+    the_server = server()
+    prepared = the_server.prepare(ChatCompletionRequest(**REQUEST), PROMPT_TOKEN_IDS)
+    return the_server.parse(prepared, TEXT, OUTPUT_TOKEN_IDS, STOP)
+
+
+def run_stream(chunks: tuple[Chunk, ...], final_ids: list[int]) -> tuple[list[list[Delta]], list[Delta]]:
+    """One engine output per chunk (delta text and delta token ids), then the last, empty one with the
+    finish reason."""
+    the_server = server()
+    stream = the_server.open_stream(the_server.prepare(ChatCompletionRequest(**REQUEST), PROMPT_TOKEN_IDS))
+    per_chunk = [stream.feed(c.text, c.token_ids or (), text_without_ids=MODE == "chars") for c in chunks]
+    return per_chunk, stream.finish(STOP, final_ids)
+'''
+FAMILY_TOKENIZER = ("get_cached_tokenizer(PreTrainedTokenizerFast(tokenizer_file=str(HERE / {file!r})))")
+HARMONY_TOKENIZER = "HarmonyTokenizer(get_encoding())"
+
+
+def engine_repro(parser: VllmParser, sample: Sample, token_ids: tuple[int, ...], tokenizer_file: str) -> EngineRepro:
+    context = sample.context
+    harmony = isinstance(parser, VllmHarmonyParser)
+
+    def chunk_ids(chunks: Sequence[Chunk]) -> tuple[list[list[int]], list[int]]:
+        ids = parser.stream_ids()  # as the adapter's stream session: the ids each engine output carries
+        return [ids.push(c) for c in chunks], ids.finish()
+
+    code = CODE.format(
+        request=request_json(context), prompt_ids=parser.prompt_ids(context),
+        output_ids=parser.output_ids(sample.text, token_ids),
+        tool=parser.pipeline.tool, reasoning=parser.pipeline.reasoning, harmony=harmony,
+        harmony_note=" (model type gpt_oss: vLLM's Harmony parser)" if harmony else "",
+        tokenizer=HARMONY_TOKENIZER if harmony else FAMILY_TOKENIZER.format(file=tokenizer_file),
+    )
+    imports = ["from vllm.entrypoints.openai.parser.harmony_utils import get_encoding"] if harmony else [
+        "from transformers import PreTrainedTokenizerFast", "from vllm.tokenizers.hf import get_cached_tokenizer"]
+    return EngineRepro(
+        requirement=f"vllm=={importlib.metadata.version('vllm')}"
+        + (" (and o200k_base.tiktoken, found through TIKTOKEN_ENCODINGS_BASE or downloaded)" if harmony else ""),
+        imports=tuple(imports),
+        sources=(serving,),
+        code=code,
+        files={} if harmony else {tokenizer_file: family_tokenizer(parser.family).to_str()},
+        chunk_ids=chunk_ids,
+    )
