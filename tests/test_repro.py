@@ -1,0 +1,83 @@
+"""The engine-independent parts of standalone repros and build records.
+
+Repros of real engine cells are checked where the engines are installed: `nox -s repro -- --verify`
+(run by .ci/run after grading) writes and runs a sample of them; `tests/test_ci_recipe.py` records a build.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from contract import repro
+from contract.provenance import checkout_state, installed_build
+
+
+@pytest.mark.parametrize("given", [
+    "sglang/kimi_k2:tool.missing_end:tokens",
+    "tests/test_matrix.py::test_cell[sglang/kimi_k2:tool.missing_end:tokens]",
+    "'tests/test_matrix.py::test_cell[sglang/kimi_k2:tool.missing_end:tokens]'",
+])
+def test_a_cell_is_named_by_its_id_or_its_rerun_node_id(given: str) -> None:
+    assert repro.cell_id(given) == "sglang/kimi_k2:tool.missing_end:tokens"
+
+
+def test_the_inlined_checks_run_with_nothing_of_this_project(tmp_path: Path) -> None:
+    """The matrix's checks as a repro carries them judge a stream on their own, in an isolated interpreter."""
+    script = "\n\n".join([
+        "from __future__ import annotations",
+        "\n".join(repro.CHECKS_IMPORTS),
+        repro._checks_source(),
+        textwrap.dedent("""
+            wanted = Expected((ExpectedMessage("exact", "Hi.", "", (ExpectedCall("f", {"a": 1}),), "tool_calls"),))
+            chunks = (Chunk("Hi."), Chunk("<call>"))
+            good = StreamRun(chunks, ((Delta(content="Hi."),),
+                                      (Delta(tool_calls=(ToolCallDelta(0, "c1", "function", "f", '{"a": 1}'),)),)),
+                             (Delta(finish_reason="tool_calls"),))
+            failures, _, observed = judge_stream(wanted, ("<call>",), ("Hi.",), good, None,
+                                                 keep_ids=False)
+            assert failures == [], failures
+            leaked = StreamRun(chunks, ((Delta(content="Hi.<call>"),),), (Delta(finish_reason="stop"),))
+            failures, _, _ = judge_stream(wanted, ("<call>",), ("Hi.",), leaked, observed, keep_ids=False)
+            print(sorted({f.check for f in failures}))
+        """),
+    ])
+    (tmp_path / "standalone.py").write_text(script, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-I", "standalone.py"], cwd=tmp_path, capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['expected', 'finish_reason', 'markers', 'stream_equals_batch']"
+
+
+def test_inlined_modules_lose_only_their_docstring_and_imports_of_this_project() -> None:
+    source = repro._without_project_imports(repro)
+    assert "from .adapter import" not in source and "from fixtures import" not in source
+    assert "import argparse" in source and "def verify(" in source
+    assert not source.startswith('"""')
+
+
+def test_the_sample_spreads_over_modes_and_parsers() -> None:
+    cells = [{"parser": f"e/p{p}", "case": f"c{c}", "mode": m} for p in range(3) for c in range(4)
+             for m in ("batch", "tokens", "chars")]
+    picked = repro._spread(cells, 6)
+    assert len(picked) == 6 and {c["mode"] for c in picked} == {"batch", "tokens", "chars"}
+    assert {c["parser"] for c in picked} == {"e/p0", "e/p1", "e/p2"}
+    assert picked == repro._spread(list(reversed(cells)), 6)  # stable, whatever the order of the file
+
+
+def test_a_build_from_the_index_and_a_dirty_checkout(tmp_path: Path) -> None:
+    assert installed_build("pytest").source == "index"
+    assert checkout_state(tmp_path) == (None, None)
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@localhost"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (tmp_path / "parser.py").write_text("x = 1\n")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    assert checkout_state(tmp_path) == (head, False)
+    (tmp_path / "parser.py").write_text("x = 2\n")
+    assert checkout_state(tmp_path) == (head, True)
