@@ -27,7 +27,7 @@ OPTIONAL = PYPROJECT["project"]["optional-dependencies"]
 OUT = Path(os.environ.get("MATRIX_OUT", "reports/out"))  # tests point it elsewhere
 MATRIX = "tests/test_matrix.py"
 CHROMIUM = "/usr/bin/chromium"
-PINS = Path(os.environ.get("ENGINE_PINS_DIR", ROOT.parent / "shared" / "engines"))
+PINS = Path(os.environ.get("ENGINE_PINS_DIR", ROOT / "parsers" / "pins"))  # copied from ../shared/engines
 TORCH = "torch==2.13.0"  # the CPU build; the engines' own metadata would pull CUDA wheels
 
 
@@ -65,7 +65,7 @@ def _ensure_chromium(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The framework's own tests: miniature parsers, expectations, reports, a real browser, and the
     commands the project prints (rerun), run verbatim, which is why nox is installed here too."""
-    session.install(*DEPENDENCIES, *OPTIONAL["browser"], "nox")
+    session.install(*DEPENDENCIES, *OPTIONAL["browser"], *OPTIONAL["tests"], "nox")
     _ensure_chromium(session)
     # exit 5 (no tests collected, e.g. a -k that matches nothing) is not a failure of the framework
     session.run("pytest", *(session.posargs or ["-n", "2"]), success_codes=[0, 5])
@@ -208,12 +208,13 @@ def gate(session: nox.Session) -> None:
 
     BASELINE and CANDIDATE are results files or folders of them (reports/out/sglang,
     reports/out/candidates/sglang). Prints the transitions, writes markdown to $GITHUB_STEP_SUMMARY when
-    set (and reports/out/gate.md), exits 1 on any regression.
+    set, and to reports/out/gate.md (every transition to gate.json), exits 1 on any regression.
     """
     session.install(*DEPENDENCIES)
     if len([a for a in session.posargs if not a.startswith("-")]) < 2:
         session.error("usage: nox -s gate -- BASELINE CANDIDATE")
-    session.run("python", "-m", "reports.gate", *session.posargs, "--markdown", str(OUT / "gate.md"))
+    session.run("python", "-m", "reports.gate", *session.posargs, "--markdown", str(OUT / "gate.md"),
+                "--json", str(OUT / "gate.json"))
 
 
 # known-broken and passing cells whose repros `nox -s repro -- --verify` checks, per engine

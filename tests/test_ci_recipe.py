@@ -1,0 +1,151 @@
+"""The CI recipe of docs/ci.md, every `run:` step as written, against a local SGLang checkout.
+
+The checkout is the pinned SGLang release unpacked from its wheel into a git repository, with one
+parser patched: first to break a behaviour (the gate must list exactly that behaviour's cells and exit
+1), then, from the release again, to fix a known-broken one (exactly those cells improve, exit 0). The
+steps that are GitHub actions (`uses:`) are stood in for here: the checkouts are this project and the
+temporary repository, Python is this interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from reports.load import MODES
+
+ROOT = Path(__file__).resolve().parents[1]
+RECIPE = ROOT / "docs" / "ci.md"
+STOOD_IN = {"actions/checkout@v4", "actions/setup-python@v5", "marocchino/sticky-pull-request-comment@v2",
+            "actions/upload-artifact@v4"}
+RELEASE = "sglang==0.5.23"
+DETECTOR = "sglang/srt/function_call/hermes_detector.py"
+PARSED = "                parsed = json.loads(raw.strip())\n"
+RETURNED = "            return StreamingParseResult(normal_text=normal_text, calls=calls)\n"
+# drops a call whose arguments are empty, in one-shot parsing only (streaming still sends it)
+BREAK = (PARSED, PARSED + '                if isinstance(parsed, dict) and parsed.get("arguments") == {}:\n'
+                          "                    continue\n")
+# keeps the narration after the last </tool_call> (one-shot parsing dropped it; streaming sends it)
+FIX = (RETURNED, "            tail = text[text.rfind(self.eot_token) + len(self.eot_token):]\n"
+                 "            if calls and self.eot_token in text and self.bot_token not in tail:\n"
+                 "                normal_text += tail\n" + RETURNED)
+PYPROJECT = """[build-system]
+requires = ["setuptools>=64"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "sglang"
+version = "0.5.23"
+
+[tool.setuptools.packages.find]
+include = ["sglang*"]
+"""
+
+
+def workflow() -> dict[str, Any]:
+    blocks = re.findall(r"```yaml\n(.*?)```", RECIPE.read_text(encoding="utf-8"), re.DOTALL)
+    assert len(blocks) == 1, "docs/ci.md holds one workflow"
+    return yaml.safe_load(blocks[0])
+
+
+def _git(folder: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(folder), "-c", "user.name=matrix", "-c", "user.email=matrix@localhost",
+                           *args], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def release_checkout(folder: Path) -> str:
+    """The pinned release's source as a git checkout with an installable pyproject; its commit."""
+    wheels = folder.parent / "wheel"
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", RELEASE, "-d", str(wheels)],
+                   check=True, timeout=900)
+    (wheel,) = wheels.glob("sglang-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(folder, [n for n in archive.namelist() if n.startswith("sglang/")])
+    (folder / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    (folder / ".gitignore").write_text("__pycache__/\n*.egg-info/\n", encoding="utf-8")
+    _git(folder, "init", "-q")
+    _git(folder, "add", "-A")
+    _git(folder, "commit", "-qm", f"{RELEASE}, unpacked")
+    return _git(folder, "rev-parse", "HEAD")
+
+
+def patched(folder: Path, base: str, edit: tuple[str, str], message: str) -> str:
+    """The release with one edit to the Hermes detector, committed; the commit."""
+    _git(folder, "reset", "-q", "--hard", base)
+    path = folder / DETECTOR
+    source = path.read_text(encoding="utf-8")
+    assert source.count(edit[0]) == 1, f"{DETECTOR} changed upstream: the patch no longer applies"
+    path.write_text(source.replace(edit[0], edit[1]), encoding="utf-8")
+    _git(folder, "commit", "-qam", message)
+    return _git(folder, "rev-parse", "HEAD")
+
+
+def run_step(step: dict[str, Any], env: dict[str, str], workspace: Path) -> subprocess.CompletedProcess[str]:
+    """A `run:` step as GitHub runs it: bash, in its working directory (the matrix checkout is this project)."""
+    folder = ROOT if step.get("working-directory") == "matrix" else workspace
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=folder, capture_output=True, text=True,
+                          timeout=3600, env={**os.environ, **env, "PATH": path})
+    print(f"$ {step['run']}  -> exit {done.returncode}\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+    return done
+
+
+def cells(transitions: list[dict[str, Any]], *kinds: str) -> set[tuple[str, str, str]]:
+    return {(t["parser"], t["case"], t["mode"]) for t in transitions if t["kind"] in kinds}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_the_recipe_gates_a_patched_engine(tmp_path: Path) -> None:
+    job = workflow()["jobs"]["conformance"]
+    steps = job["steps"]
+    assert {s["uses"] for s in steps if "uses" in s} == STOOD_IN, "a new action in the recipe needs a stand-in here"
+    env = {k: str(v).replace("${{ github.workspace }}", str(tmp_path)) for k, v in job["env"].items()}
+    env |= {"GITHUB_WORKSPACE": str(tmp_path), "GITHUB_STEP_SUMMARY": str(tmp_path / "step-summary.md")}
+    out, engine, build = Path(env["MATRIX_OUT"]), env["ENGINE"], Path(env["BUILD"])
+    assert engine == "sglang" and build == tmp_path / "engine" / "python"
+    base = release_checkout(build)
+    broken = patched(build, base, BREAK, "hermes: drop calls without arguments (one-shot parsing)")
+
+    commands = [s for s in steps if "run" in s]
+    for step in commands:
+        done = run_step(step, env, tmp_path)
+        expected_exit = 1 if step["name"] == "Gate on regressions" else 0
+        assert done.returncode == expected_exit, f"{step['name']}: exit {done.returncode}"
+
+    candidate = json.loads((out / "candidates" / engine / "results.json").read_text(encoding="utf-8"))
+    assert candidate["run"]["engines"]["sglang"]["build"] == {
+        "distribution": "sglang", "version": "0.5.23", "source": "editable", "url": str(build), "commit": broken,
+        "dirty": False}
+    gate = json.loads((out / "gate.json").read_text(encoding="utf-8"))
+    assert gate["regressed"] is True
+    # exactly the patched behaviour: one-shot parsing loses the empty-arguments call, so batch fails and every
+    # streaming mode no longer equals batch; nothing else moved
+    assert cells(gate["transitions"], "regression", "changed") == {("sglang/hermes", "tool.empty_args", m) for m in MODES}
+    assert cells(gate["transitions"], "improvement", "new", "removed") == set()
+    summary = (tmp_path / "step-summary.md").read_text(encoding="utf-8")
+    assert summary.startswith("## ❌ Parser conformance gate") and "`tool.empty_args`" in summary
+
+    fixed = patched(build, base, FIX, "hermes: keep the narration after the last call (one-shot parsing)")
+    for step in commands:
+        if step["name"] in ("Grade this pull request's build", "Gate on regressions"):
+            done = run_step(step, env, tmp_path)
+            assert done.returncode == 0, f"{step['name']}: exit {done.returncode}"
+    gate = json.loads((out / "gate.json").read_text(encoding="utf-8"))
+    assert gate["regressed"] is False
+    assert cells(gate["transitions"], "improvement") == {("sglang/hermes", "tool.content_after", m) for m in MODES}
+    assert cells(gate["transitions"], "regression", "changed", "new", "removed") == set()
+    candidate = json.loads((out / "candidates" / engine / "results.json").read_text(encoding="utf-8"))
+    assert candidate["run"]["engines"]["sglang"]["build"]["commit"] == fixed
+    assert (tmp_path / "step-summary.md").read_text(encoding="utf-8").count("Parser conformance gate") == 2
