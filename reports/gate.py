@@ -71,6 +71,7 @@ class Gate:
     compared: int
     transitions: tuple[Transition, ...]
     coverage: tuple[CoverageChange, ...]
+    cautions: tuple[str, ...] = ()  # differences in how the two sides were graded
 
     def count(self, kind: str) -> int:
         return sum(1 for t in self.transitions if t.kind == kind)
@@ -88,6 +89,7 @@ class Gate:
             "candidate": _builds(self.candidate),
             "transitions": [asdict(t) for t in self.transitions],
             "coverage": [asdict(c) for c in self.coverage],
+            "cautions": list(self.cautions),
         }
 
 
@@ -155,12 +157,24 @@ def coverage_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> lis
         CoverageChange(*r, "added") for r in sorted(new - old)]
 
 
+def cautions(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> list[str]:
+    """How the two sides were graded differently, which can move cells on its own."""
+    found = []
+    profiles = [{r.get("hypothesis_profile") for r in (d["run"].get("runs") or [d["run"]])} for d in (baseline, candidate)]
+    if profiles[0] != profiles[1]:
+        found.append(f"hypothesis profiles differ ({', '.join(sorted(map(str, profiles[0])))} vs "
+                     f"{', '.join(sorted(map(str, profiles[1])))}): random and chars cells saw different chunkings")
+    if [c["id"] for c in baseline["cases"]] != [c["id"] for c in candidate["cases"]]:
+        found.append("the case catalogs differ: grade both sides at the same commit of the matrix")
+    return found
+
+
 def compare(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> Gate:
     """The gate of two (merged) results documents."""
     both = {_key(c) for c in baseline["cells"]} & {_key(c) for c in candidate["cells"]}
     return Gate(baseline["run"], candidate["run"], len(both),
                 tuple(transitions(baseline["cells"], candidate["cells"])),
-                tuple(coverage_changes(baseline["run"], candidate["run"])))
+                tuple(coverage_changes(baseline["run"], candidate["run"])), tuple(cautions(baseline, candidate)))
 
 
 def results_paths(path: Path) -> list[Path]:
@@ -221,6 +235,7 @@ def _grouped(items: Iterable[Transition]) -> list[tuple[Transition, list[str]]]:
 
 def terminal_report(gate: Gate) -> str:
     lines = [_verdict(gate), *(f"{side}: {inert_terminal(label)}" for side, label in _sides(gate))]
+    lines += [f"caution: {c}" for c in gate.cautions]
     for kind in KINDS:
         groups = _grouped(t for t in gate.transitions if t.kind == kind)
         if not groups:
@@ -242,6 +257,7 @@ def markdown_report(gate: Gate) -> str:
     parts = [f"## {mark} Parser conformance gate", _verdict(gate)]
     parts.append(tabulate([[side, inert_markdown(label)] for side, label in _sides(gate)],
                           headers=["", "engine build"], tablefmt="github"))
+    parts += [f"> **Caution:** {c}" for c in gate.cautions]
     for kind in KINDS:
         groups = _grouped(t for t in gate.transitions if t.kind == kind)
         if not groups:

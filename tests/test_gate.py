@@ -87,6 +87,16 @@ def test_gate_markdown_keeps_hostile_text_inert() -> None:
     assert len(cells_per_row) <= 2  # the build table has 3 bars, transition tables 6: no row broke out
 
 
+def test_different_grading_is_pointed_out() -> None:
+    before, after = documents()
+    after["run"]["hypothesis_profile"] = "thorough"
+    gate = compare(before, after)
+    assert gate.cautions == ("hypothesis profiles differ (ci vs thorough): random and chars cells saw different "
+                             "chunkings",)
+    assert "> **Caution:** hypothesis profiles differ" in markdown_report(gate)
+    assert compare(*documents()).cautions == ()
+
+
 def test_results_paths_read_files_and_folders(tmp_path: Path) -> None:
     for engine in ("a", "b"):
         (tmp_path / engine).mkdir()
