@@ -1,8 +1,10 @@
 """The CI recipe of docs/ci.md, every `run:` step as written, against a local SGLang checkout.
 
 The checkout is the pinned SGLang release unpacked from its wheel into a git repository, with one
-parser patched: first to break a behaviour (the gate must list exactly that behaviour's cells and exit
-1), then, from the release again, to fix a known-broken one (exactly those cells improve, exit 0). The
+parser patched: first to break a behaviour of the Hermes detector (the gate must list exactly that
+behaviour's cells and exit 1), then, from the release again, to fix a known-broken one of the Qwen3-Coder
+detector (exactly those cells improve, exit 0). A standalone repro of each moved cell fails on the build
+that has the bug and passes on the other. The
 steps that are GitHub actions (`uses:`) are stood in for here: the checkouts are this project and the
 temporary repository, Python is this interpreter.
 """
@@ -29,16 +31,17 @@ RECIPE = ROOT / "docs" / "ci.md"
 STOOD_IN = {"actions/checkout@v4", "actions/setup-python@v5", "marocchino/sticky-pull-request-comment@v2",
             "actions/upload-artifact@v4"}
 RELEASE = "sglang==0.5.23"
-DETECTOR = "sglang/srt/function_call/hermes_detector.py"
+HERMES = "sglang/srt/function_call/hermes_detector.py"
+QWEN3_CODER = "sglang/srt/function_call/qwen3_coder_detector.py"
 PARSED = "                parsed = json.loads(raw.strip())\n"
-RETURNED = "            return StreamingParseResult(normal_text=normal_text, calls=calls)\n"
-# drops a call whose arguments are empty, in one-shot parsing only (streaming still sends it)
-BREAK = (PARSED, PARSED + '                if isinstance(parsed, dict) and parsed.get("arguments") == {}:\n'
-                          "                    continue\n")
-# keeps the narration after the last </tool_call> (one-shot parsing dropped it; streaming sends it)
-FIX = (RETURNED, "            tail = text[text.rfind(self.eot_token) + len(self.eot_token):]\n"
-                 "            if calls and self.eot_token in text and self.bot_token not in tail:\n"
-                 "                normal_text += tail\n" + RETURNED)
+NORMAL_TEXT = '            normal_text = text[:start_idx] if start_idx > 0 else ""\n'
+# Hermes drops a call whose arguments are empty, in one-shot parsing only (streaming still sends it)
+BREAK = (HERMES, PARSED, PARSED + '                if isinstance(parsed, dict) and parsed.get("arguments") == {}:\n'
+                                  "                    continue\n")
+# Qwen3-Coder keeps the narration after the last </tool_call>, which one-shot parsing dropped (streaming sent it)
+FIX = (QWEN3_CODER, NORMAL_TEXT, NORMAL_TEXT + "            end = text.rfind(self.tool_call_end_token)\n"
+       "            if calls and end != -1 and self.tool_call_start_token not in text[end:]:\n"
+       "                normal_text += text[end + len(self.tool_call_end_token):]\n")
 PYPROJECT = """[build-system]
 requires = ["setuptools>=64"]
 build-backend = "setuptools.build_meta"
@@ -80,13 +83,14 @@ def release_checkout(folder: Path) -> str:
     return _git(folder, "rev-parse", "HEAD")
 
 
-def patched(folder: Path, base: str, edit: tuple[str, str], message: str) -> str:
-    """The release with one edit to the Hermes detector, committed; the commit."""
+def patched(folder: Path, base: str, edit: tuple[str, str, str], message: str) -> str:
+    """The release with one edit to one parser module, committed; the commit."""
     _git(folder, "reset", "-q", "--hard", base)
-    path = folder / DETECTOR
+    module, old, new = edit
+    path = folder / module
     source = path.read_text(encoding="utf-8")
-    assert source.count(edit[0]) == 1, f"{DETECTOR} changed upstream: the patch no longer applies"
-    path.write_text(source.replace(edit[0], edit[1]), encoding="utf-8")
+    assert source.count(old) == 1, f"{module} changed upstream: the patch no longer applies"
+    path.write_text(source.replace(old, new), encoding="utf-8")
     _git(folder, "commit", "-qam", message)
     return _git(folder, "rev-parse", "HEAD")
 
@@ -137,15 +141,41 @@ def test_the_recipe_gates_a_patched_engine(tmp_path: Path) -> None:
     summary = (tmp_path / "step-summary.md").read_text(encoding="utf-8")
     assert summary.startswith("## ❌ Parser conformance gate") and "`tool.empty_args`" in summary
 
-    fixed = patched(build, base, FIX, "hermes: keep the narration after the last call (one-shot parsing)")
+    # the maintainer's repro of a regression: fails on their build, passes on the release
+    repro = standalone_repro("sglang/hermes:tool.empty_args:batch", tmp_path / "repro", "--candidate")
+    assert run_repro(repro, "candidate").returncode == 1
+    assert run_repro(repro, "grade").returncode == 0
+
+    fixed = patched(build, base, FIX, "qwen3_coder: keep the narration after the last call (one-shot parsing)")
     for step in commands:
         if step["name"] in ("Grade this pull request's build", "Gate on regressions"):
             done = run_step(step, env, tmp_path)
             assert done.returncode == 0, f"{step['name']}: exit {done.returncode}"
     gate = json.loads((out / "gate.json").read_text(encoding="utf-8"))
     assert gate["regressed"] is False
-    assert cells(gate["transitions"], "improvement") == {("sglang/hermes", "tool.content_after", m) for m in MODES}
+    assert cells(gate["transitions"], "improvement") == {("sglang/qwen3_coder", "tool.content_after", m) for m in MODES}
     assert cells(gate["transitions"], "regression", "changed", "new", "removed") == set()
     candidate = json.loads((out / "candidates" / engine / "results.json").read_text(encoding="utf-8"))
     assert candidate["run"]["engines"]["sglang"]["build"]["commit"] == fixed
     assert (tmp_path / "step-summary.md").read_text(encoding="utf-8").count("Parser conformance gate") == 2
+    # the repro of the known-broken cell, written on the release, fails there and passes on the fixed build
+    repro = standalone_repro("sglang/qwen3_coder:tool.content_after:tokens", tmp_path / "repro")
+    assert run_repro(repro, "grade").returncode == 1
+    assert run_repro(repro, "candidate").returncode == 0
+
+
+def standalone_repro(cell: str, out: Path, *options: str) -> Path:
+    """`nox -s repro -- CELL`, as the README gives it; the file it wrote."""
+    done = run_step({"run": f"python -m nox -s repro -- {' '.join(options)} '{cell}' --out '{out}'",
+                     "working-directory": "matrix"}, {}, out)
+    assert done.returncode == 0
+    (written,) = re.findall(r"^(\S+\.py): reproduces", done.stdout + done.stderr, re.MULTILINE)
+    return Path(written)
+
+
+def run_repro(path: Path, venv: str) -> subprocess.CompletedProcess[str]:
+    """The repro in an engine virtualenv, isolated from this project (`-I`: no script folder, no PYTHONPATH)."""
+    python = ROOT / ".nox" / f"{venv}-engine-sglang" / "bin" / "python"
+    done = subprocess.run([str(python), "-I", path.name], cwd=path.parent, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 or "AssertionError: " in done.stderr, done.stderr[-2000:]
+    return done
