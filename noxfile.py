@@ -1,9 +1,10 @@
-"""Sessions: tests (the framework's own), grade (the matrix, one per engine), report,
+"""Sessions: tests (the framework's own), grade (the matrix, one per engine), candidate (another build of
+an engine), gate (candidate against baseline), repro (standalone reproductions), report,
 update_expectations, bench, lint.
 
 Dependencies come from pyproject.toml; the project itself is not installed, pytest runs from the
 checkout (the root conftest.py is the matrix plugin). Each engine grades in its own virtualenv:
-the engine at its pinned version, `--no-deps`, with the pins in ../shared/engines/ and CPU torch.
+the engine at its pinned version, `--no-deps`, with the pins in parsers/pins/ and CPU torch.
 """
 
 from __future__ import annotations
