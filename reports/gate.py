@@ -118,9 +118,8 @@ def classify(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) 
     if a in FAILING:
         if b in PASSING:
             return "improvement"
-        if b in FAILING:
-            same = a == b or {a, b} == {"fail", "xfail"}  # the same failure, triaged or not
-            return None if same and before.get("signature") == after.get("signature") else "changed"
+        if b in FAILING:  # xfail, fail or changed only say how a failure compares with the expectation files
+            return None if before.get("signature") == after.get("signature") else "changed"
         return "regression"  # was graded, now skipped or unimplemented: coverage lost
     return None if a == b else "new"  # n/a, skip, unimplemented before: nothing was graded to lose
 

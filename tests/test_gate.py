@@ -32,6 +32,8 @@ def cell(outcome: str, signature: Any = None, mode: str = "batch", **fields: Any
         (cell("xfail", {"s": 1}), cell("changed", {"s": 2}), "changed"),
         (cell("fail", {"s": 1}), cell("fail", {"s": 2}), "changed"),
         (cell("fail", {"s": 1}), cell("xfail", {"s": 1}), None),  # the same failure, now triaged
+        (cell("changed", {"s": 2}), cell("xfail", {"s": 2}), None),  # the same failure, expectations refreshed
+        (cell("xfail", {"s": 1}), cell("error", {"e": 1}), "changed"),
         (cell("xfail", {"s": 1}), cell("fixed"), "improvement"),
         (cell("fail", {"s": 1}), cell("pass"), "improvement"),
         (cell("n/a"), cell("n/a"), None),
