@@ -39,6 +39,7 @@ class EngineInstall:
     requirement: str | None = None  # None: this project's own reference parsers
     pinned: bool = True  # --no-deps with ../shared/engines/<name>-<version>.pins.txt and CPU torch
     harmony_vocab: bool = False  # grades Harmony through openai-harmony: needs o200k_base.tiktoken, offline
+    torch: bool = True  # the engine imports torch (CPU build); engines that do not skip the 700 MB install
 
 
 ENGINES: dict[str, EngineInstall] = {
@@ -47,6 +48,10 @@ ENGINES: dict[str, EngineInstall] = {
     "sglang": EngineInstall("sglang==0.5.23"),
     # a small Rust wheel with one dependency (pydantic): installed normally, no pin file needed
     "openai-harmony": EngineInstall("openai-harmony==0.0.8", pinned=False, harmony_vocab=True),
+    "lmdeploy": EngineInstall("lmdeploy==0.18.0"),
+    "vllm-mlx": EngineInstall("vllm-mlx==0.6.0", torch=False),
+    "dynamo": EngineInstall("ai-dynamo-runtime==1.6.1", torch=False),  # the Rust frontend, driven over HTTP
+    "transformers": EngineInstall("transformers==5.23.0", torch=False),
 }
 
 
@@ -80,9 +85,11 @@ def _pins(session: nox.Session, requirement: str) -> Path:
     return pins
 
 
-def _install_engine(session: nox.Session, requirement: str) -> None:
-    """The engine and everything its parsers import, pinned, without dependency resolution."""
-    session.install("--no-deps", requirement, TORCH, "-r", str(_pins(session, requirement)))
+def _install_pins(session: nox.Session, install: EngineInstall) -> None:
+    """Everything the engine's parsers import, pinned, without dependency resolution (CPU torch if needed)."""
+    assert install.requirement is not None
+    torch = [TORCH] if install.torch else []
+    session.install("--no-deps", *torch, "-r", str(_pins(session, install.requirement)))
 
 
 @nox.session
@@ -97,7 +104,8 @@ def grade(session: nox.Session, engine: str) -> None:
     """
     install = ENGINES[engine]
     if install.requirement and install.pinned:
-        _install_engine(session, install.requirement)
+        _install_pins(session, install)
+        session.install("--no-deps", install.requirement)
     elif install.requirement:
         session.install(install.requirement)
     session.install(*DEPENDENCIES)
@@ -132,7 +140,7 @@ def candidate(session: nox.Session, engine: str) -> None:
     install = ENGINES[engine]
     assert install.requirement is not None
     if install.pinned:
-        session.install("--no-deps", TORCH, "-r", str(_pins(session, install.requirement)))
+        _install_pins(session, install)
     session.install(*DEPENDENCIES)
     session.install("--no-deps", "--force-reinstall", *build)
     env = {**(_harmony_vocab(session) if install.harmony_vocab else {}), "MATRIX_CANDIDATE": shlex.join(build)}

@@ -66,7 +66,8 @@ class EngineModule:
 
 
 BUILTIN_ENGINES = {"reference": "parsers.reference", "vllm": "parsers.vllm", "sglang": "parsers.sglang",
-                   "openai-harmony": "parsers.openai_harmony"}
+                   "openai-harmony": "parsers.openai_harmony", "lmdeploy": "parsers.lmdeploy",
+                   "vllm-mlx": "parsers.vllm_mlx", "dynamo": "parsers.dynamo", "transformers": "parsers.hf_transformers"}
 
 
 def engine_module(spec: str) -> EngineModule:
