@@ -1,0 +1,97 @@
+"""The matrix's view of lmdeploy: each parser under test is a `serving.Server` configured as a server would
+be started, with the family's tokenizer as the HF tokenizer lmdeploy's engine holds.
+
+The request a case implies is the JSON a client would send (tools, tool_choice, the thinking flag as
+`chat_template_kwargs`, earlier messages); the prompt ids end with the case's prompt tail (lmdeploy's
+detokenizer starts after them). Each chunk's ids are one engine step; the char tier's text comes without ids.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache, cached_property
+from typing import Any
+
+from lmdeploy.serve.parsers.reasoning_parser import ReasoningParserManager
+from lmdeploy.serve.parsers.tool_parser import ToolParserManager
+
+from contract.adapter import Engine
+from contract.family import Family
+from contract.model import Chunk, Delta, Message, RequestContext
+from contract.pipeline import Pipeline, coverage, kept_in_content
+from contract.tokenizer import encode_markup, family_tokenizer
+
+from .serving import MODEL, Server, Stream, hf_tokenizer
+
+_USER = {"role": "user", "content": "Please help."}
+
+
+@cache
+def _tokenizer(family: Family) -> Any:
+    """The family's offline tokenizer as the HF tokenizer lmdeploy's engine holds."""
+    return hf_tokenizer(family_tokenizer(family))
+
+
+def request_json(context: RequestContext) -> dict[str, Any]:
+    """The chat request a client would send for this case, as JSON."""
+    return {
+        "model": MODEL,
+        "messages": list(context.history) or [_USER],
+        "tools": [t.openai() for t in context.tools] or None,
+        "tool_choice": context.tool_choice,
+        "chat_template_kwargs": {"thinking": context.thinking, "enable_thinking": context.thinking},
+    }
+
+
+@dataclass(frozen=True)
+class _Session:
+    stream: Stream
+
+    def feed(self, chunk: Chunk) -> Sequence[Delta]:
+        if chunk.token_ids is None:
+            return self.stream.feed_text(chunk.text)
+        return self.stream.feed(chunk.token_ids)
+
+    def finish(self, stop: str) -> Sequence[Delta]:
+        return self.stream.finish(stop)
+
+
+@dataclass(frozen=True)
+class LmdeployParser:
+    family: Family
+    pipeline: Pipeline
+
+    @cached_property
+    def server(self) -> Server:
+        return Server(self.pipeline.tool, self.pipeline.reasoning, _tokenizer(self.family))
+
+    def prompt_ids(self, context: RequestContext) -> list[int]:
+        return encode_markup(family_tokenizer(self.family), context.prompt_tail)
+
+    def output_ids(self, text: str, token_ids: tuple[int, ...] | None) -> list[int]:
+        return list(token_ids) if token_ids is not None else encode_markup(family_tokenizer(self.family), text)
+
+    def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
+        return self.server.parse(request_json(context), self.prompt_ids(context), self.output_ids(text, token_ids),
+                                 stop)
+
+    def open_stream(self, context: RequestContext) -> _Session:
+        return _Session(self.server.open_stream(request_json(context), self.prompt_ids(context)))
+
+
+def _registered() -> dict[str, Mapping[str, object]]:
+    return {
+        "tool": {n: ToolParserManager.get(n) for n in ToolParserManager.module_dict},
+        "reasoning": {n: ReasoningParserManager.get(n) for n in ReasoningParserManager.module_dict},
+    }
+
+
+def load_engine(name: str, pipelines: Mapping[str, Pipeline]) -> Engine:
+    factories = {
+        parser: (lambda family, pipeline=pipeline: LmdeployParser(family, pipeline))
+        for parser, pipeline in pipelines.items()
+    }
+    return Engine(name, importlib.metadata.version("lmdeploy"), factories, coverage(_registered(), pipelines),
+                  kept_in_content(pipelines), distribution="lmdeploy")

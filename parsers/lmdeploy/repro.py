@@ -1,0 +1,52 @@
+"""lmdeploy's part of a standalone repro (`contract.repro`): its serving code and how the cell drives it."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+from contract.family import Sample
+from contract.repro import EngineRepro
+from contract.tokenizer import family_tokenizer
+
+from . import serving
+from .adapter import LmdeployParser, request_json
+
+CODE = '''
+REQUEST = {request!r}  # the chat request a client sent
+PROMPT_TOKEN_IDS = {prompt_ids!r}  # the end of the rendered prompt, e.g. a prefilled reasoning opener
+OUTPUT_TOKEN_IDS = {output_ids!r}  # the generated ids, as the one-shot response detokenizes them
+
+
+def server() -> Server:
+    """The server started with --tool-call-parser {tool} --reasoning-parser {reasoning}."""
+    return Server(tool={tool!r}, reasoning={reasoning!r},
+                  tokenizer=hf_tokenizer(Tokenizer.from_file(str(HERE / {file!r}))))
+
+
+def run_batch() -> Message:
+    return server().parse(REQUEST, PROMPT_TOKEN_IDS, OUTPUT_TOKEN_IDS, STOP)
+
+
+def run_stream(chunks: tuple[Chunk, ...], final_ids: list[int]) -> tuple[list[list[Delta]], list[Delta]]:
+    """One engine step per chunk (its new token ids, detokenized by lmdeploy; the char tier's text comes
+    without ids), then the engine's last, empty step with the finish reason."""
+    stream = server().open_stream(REQUEST, PROMPT_TOKEN_IDS)
+    per_chunk = [stream.feed_text(c.text) if MODE == "chars" else stream.feed(c.token_ids) for c in chunks]
+    return per_chunk, stream.finish(STOP)
+'''
+
+
+def engine_repro(parser: LmdeployParser, sample: Sample, token_ids: tuple[int, ...], tokenizer_file: str) -> EngineRepro:
+    context = sample.context
+    code = CODE.format(
+        request=request_json(context), prompt_ids=parser.prompt_ids(context),
+        output_ids=parser.output_ids(sample.text, token_ids),
+        tool=parser.pipeline.tool, reasoning=parser.pipeline.reasoning, file=tokenizer_file,
+    )
+    return EngineRepro(
+        requirement=f"lmdeploy=={importlib.metadata.version('lmdeploy')}",
+        imports=("from tokenizers import Tokenizer",),
+        sources=(serving,),
+        code=code,
+        files={tokenizer_file: family_tokenizer(parser.family).to_str()},
+    )
