@@ -1,0 +1,46 @@
+"""NVIDIA Dynamo's tool-call and reasoning parsers, which run inside its Rust OpenAI frontend.
+
+Dynamo has no Python parse API: the adapter starts the frontend with a replaying worker in a
+subprocess bound to 127.0.0.1 and grades over its HTTP API (see `serving.py`). Importable without
+Dynamo: `load()` imports the engine and raises ImportError where it is absent, which makes every
+Dynamo cell `skip`. Install with `nox -s "grade(engine='dynamo')"`.
+"""
+
+from __future__ import annotations
+
+from contract.adapter import Engine
+from contract.pipeline import Pipeline, mapping
+
+ENGINE = "dynamo"
+
+# parser under test -> (family, tool_call_parser, reasoning_parser), as a worker registers its model
+# (ModelRuntimeConfig); parser generations are Dynamo's default (DYN_PARSER_VERSION unset)
+PIPELINES: dict[str, Pipeline] = {
+    "hermes": Pipeline("hermes", tool="hermes", reasoning="qwen3"),
+    "kimi_k2": Pipeline("kimi_k2", tool="kimi_k2", reasoning="kimi_k2"),
+    "kimi_k25": Pipeline("kimi_k2", tool="kimi_k25", reasoning="kimi_k25"),
+    "qwen3_coder": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="qwen3"),
+    "deepseek_v3": Pipeline("deepseek_v3", tool="deepseek_v3", reasoning="deepseek_v3"),
+    "deepseek_v3_1": Pipeline("deepseek_v3_1", tool="deepseek_v3_1", reasoning="deepseek_v3_1"),
+    "deepseek_v3_2": Pipeline("deepseek_v3_2", tool="deepseek_v3_2", reasoning="deepseek_v3_2"),
+    "deepseek_v4": Pipeline("deepseek_v4", tool="deepseek_v4", reasoning="deepseek_v4"),
+    "glm45": Pipeline("glm45", tool="glm45", reasoning="glm45"),
+    "glm47": Pipeline("glm47", tool="glm47", reasoning="glm47"),
+    "minimax_m2": Pipeline("minimax_m2", tool="minimax_m2", reasoning="minimax_m2"),
+    "minimax_append_think": Pipeline(
+        "minimax_m2", tool="minimax_m2", reasoning="minimax_append_think", reasoning_in_content=True),
+    "mistral": Pipeline("mistral", tool="mistral", reasoning="mistral"),
+    "mistral_pre_v11": Pipeline("mistral_pre_v11", tool="mistral"),
+    "llama3_json": Pipeline("llama3_json", tool="llama3_json"),
+    "pythonic": Pipeline("pythonic", tool="pythonic"),
+    "phi4": Pipeline("phi4_mini", tool="phi4"),
+    "jamba": Pipeline("jamba", tool="jamba"),
+    "gemma4": Pipeline("gemma4", tool="gemma4", reasoning="gemma4"),
+}
+MAPPING = mapping(PIPELINES)
+
+
+def load() -> Engine:
+    from .adapter import load_engine  # imports dynamo (the Rust frontend's bindings): ImportError when absent
+
+    return load_engine(ENGINE, PIPELINES)

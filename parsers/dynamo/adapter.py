@@ -1,0 +1,142 @@
+"""The matrix's view of Dynamo: each parser under test is one model of a `serving.Frontend` (started once
+per grading process, serving every pipeline), configured as a worker registers it, graded over the
+frontend's OpenAI HTTP API.
+
+The request a case implies is the one a client would send (tools, tool_choice, the thinking flags as
+chat_template_kwargs, earlier messages); the prompt ends with the case's prompt tail. Batch replays
+the sample's token ids one token per engine step and asks for a non-streaming completion. Streaming
+replays the chunking's ids (or, for chunks cut inside a token, its text) one chunk per engine step,
+but only at the finish: the frontend emits nothing for a step its parsers hold, so which step caused
+which delta cannot be known without timing. Every streamed delta is therefore attributed to the
+finish, and holdback is not measurable (`Engine.holdback_unmeasurable`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.metadata
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from dynamo._core import get_reasoning_parser_names, get_tool_parser_names
+from tokenizers import Tokenizer
+
+from contract.adapter import Engine
+from contract.family import Family
+from contract.model import Chunk, Delta, Message, RequestContext
+from contract.pipeline import Pipeline, coverage, kept_in_content
+from contract.tokenizer import encode_markup, family_tokenizer
+from fixtures import family as family_named
+
+from .serving import Frontend, ModelSpec, Step, replay_key
+
+_USER = {"role": "user", "content": "Please help."}
+UNATTRIBUTABLE = ("Dynamo's frontend emits nothing for an engine step its parsers hold, so a delta cannot be "
+                  "attributed to the chunk that caused it without timing; every streamed delta is taken at the finish")
+
+# names bound to one implementation besides separator spellings (lib/parsers tool_calling/parsers.rs)
+_TOOL_ALIASES = {"qwen25": "hermes", "nemotron_nano": "qwen3_coder"}
+
+
+@cache
+def _tokenizer_dir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="dynamo-tokenizers-"))
+
+
+@cache
+def _tokenizer_file(family: Family) -> str:
+    path = _tokenizer_dir() / f"{family.name}.json"
+    family_tokenizer(family).save(str(path))
+    return str(path)
+
+
+@cache
+def _tokenizer(family: Family) -> Tokenizer:
+    """The family tokenizer exactly as the frontend loads it (its tokenizer.json)."""
+    return Tokenizer.from_file(_tokenizer_file(family))
+
+
+_PIPELINES: dict[str, Pipeline] = {}
+
+
+@cache
+def _frontend() -> Frontend:
+    models = [ModelSpec(name, p.tool, p.reasoning, _tokenizer_file(family_named(p.family)))
+              for name, p in _PIPELINES.items()]
+    frontend = Frontend(models)
+    atexit.register(frontend.close)
+    return frontend
+
+
+def request_json(model: str, context: RequestContext, replay: str) -> dict[str, Any]:
+    """The chat request a client would send for this case; `replay` tells the worker what to generate."""
+    request: dict[str, Any] = {
+        "model": model,
+        "messages": list(context.history) or [_USER],
+        "chat_template_kwargs": {"thinking": context.thinking, "enable_thinking": context.thinking,
+                                 "prompt_tail": context.prompt_tail, "replay": replay},
+    }
+    if context.tools:
+        request.update(tools=[t.openai() for t in context.tools], tool_choice=context.tool_choice)
+    return request
+
+
+def _steps(chunks: Sequence[Chunk]) -> list[Step]:
+    return [Step(ids=tuple(c.token_ids)) if c.token_ids is not None else Step(text=c.text) for c in chunks]
+
+
+@dataclass
+class _Session:
+    parser: DynamoParser
+    context: RequestContext
+    chunks: list[Chunk] = field(default_factory=list)
+
+    def feed(self, chunk: Chunk) -> Sequence[Delta]:
+        self.chunks.append(chunk)
+        return ()
+
+    def finish(self, stop: str) -> Sequence[Delta]:
+        request = request_json(self.parser.name, self.context, replay_key(_steps(self.chunks), stop))
+        return _frontend().stream(request)
+
+
+@dataclass(frozen=True)
+class DynamoParser:
+    name: str
+    family: Family
+    pipeline: Pipeline
+
+    def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
+        ids = token_ids if token_ids is not None else tuple(encode_markup(family_tokenizer(self.family), text))
+        steps = [Step(ids=(i,)) for i in ids]
+        return _frontend().chat(request_json(self.name, context, replay_key(steps, stop)))
+
+    def open_stream(self, context: RequestContext) -> _Session:
+        return _Session(self, context)
+
+
+def _implementation(kind: str, name: str) -> str:
+    if kind == "tool":
+        name = _TOOL_ALIASES.get(name, name)
+    return f"{kind}:{name.replace('-', '').replace('_', '')}"
+
+
+def _registered() -> dict[str, Mapping[str, object]]:
+    # interned so that spellings of one implementation are the same object (`coverage` compares identity)
+    impls: dict[str, str] = {}
+    return {kind: {n: impls.setdefault(_implementation(kind, n), _implementation(kind, n)) for n in names}
+            for kind, names in (("tool", get_tool_parser_names()), ("reasoning", get_reasoning_parser_names()))}
+
+
+def load_engine(name: str, pipelines: Mapping[str, Pipeline]) -> Engine:
+    _PIPELINES.update(pipelines)
+    factories = {
+        parser: (lambda family, parser=parser, pipeline=pipeline: DynamoParser(parser, family, pipeline))
+        for parser, pipeline in pipelines.items()
+    }
+    return Engine(name, importlib.metadata.version("ai-dynamo-runtime"), factories, coverage(_registered(), pipelines),
+                  kept_in_content(pipelines), distribution="ai-dynamo-runtime", holdback_unmeasurable=UNATTRIBUTABLE)

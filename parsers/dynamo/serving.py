@@ -1,0 +1,306 @@
+"""NVIDIA Dynamo's OpenAI frontend with a replaying worker, and a client that talks to it over HTTP.
+
+Dynamo has no Python parse API: its tool-call and reasoning parsers run inside the Rust frontend
+(preprocessor, detokenizer, jail, aggregator). So this module starts what a deployment runs, in one
+subprocess bound to 127.0.0.1: an in-memory runtime (`DistributedRuntime(loop, "mem", "tcp")`), one
+model per parser configuration (`ModelRuntimeConfig.tool_call_parser` / `.reasoning_parser`,
+`register_model(ModelInput.Tokens, ModelType.Chat, ...)`) whose directory holds the family tokenizer
+and a trivial chat template, and the HTTP frontend (`make_engine` + `run_input(..., "http", ...)`).
+
+The worker replays what the request asks it to: the chat template renders the chat_template_kwargs
+`replay` (base64 JSON of the output chunks and the finish reason) and `prompt_tail` (a prefilled
+opener); the worker decodes its prompt ids and yields each chunk as one engine step, token ids (the
+frontend detokenizes them itself, with the request's skip_special_tokens) or, for chunks that cut
+inside tokens, engine-side text; then an empty step carrying the finish reason. No state is shared
+between requests, so every response depends on its request alone.
+
+Framework-free on purpose: the engine and the project's message types only, so a standalone
+reproduction can carry this very code. `python serving.py SPEC.json` runs the server side.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from contract.model import Delta, Message, ToolCall, ToolCallDelta
+
+HOST = "127.0.0.1"
+EOS_ID = 999_999  # Dynamo requires an eos id; one no replay ever emits
+CHAT_TEMPLATE = "{{ replay }}\n{{ prompt_tail }}"
+STARTUP_S = 600.0  # waiting for the subprocess to serve every model (start-up only, never a verdict)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One served model: a `--dyn-tool-call-parser` / `--dyn-reasoning-parser` configuration."""
+
+    name: str
+    tool: str | None
+    reasoning: str | None
+    tokenizer_json: str  # path of the family tokenizer (tokenizer.json)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One engine step of the replay: token ids, or engine-side text for a chunk that cuts a token."""
+
+    ids: tuple[int, ...] | None = None
+    text: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ids": list(self.ids)} if self.ids is not None else {"text": self.text}
+
+
+def replay_key(steps: Sequence[Step], finish: str) -> str:
+    payload = json.dumps({"steps": [s.to_json() for s in steps], "finish": finish}, separators=(",", ":"))
+    return base64.b64encode(payload.encode()).decode()
+
+
+def write_model_dir(directory: Path, spec: ModelSpec) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "tokenizer.json").write_text(Path(spec.tokenizer_json).read_text())
+    (directory / "tokenizer_config.json").write_text(json.dumps(
+        {"chat_template": CHAT_TEMPLATE, "bos_token": None, "eos_token": None}))
+    (directory / "generation_config.json").write_text(json.dumps({"eos_token_id": EOS_ID}))
+    (directory / "config.json").write_text(json.dumps(
+        {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "max_position_embeddings": 131072,
+         "eos_token_id": EOS_ID}))
+
+
+# ---------------------------------------------------------------- server side (the subprocess)
+
+
+async def _serve(models: Sequence[ModelSpec], port: int, root: Path) -> None:
+    import asyncio
+
+    from dynamo.llm import (
+        EngineType,
+        EntrypointArgs,
+        ModelInput,
+        ModelRuntimeConfig,
+        ModelType,
+        WorkerType,
+        make_engine,
+        register_model,
+        run_input,
+    )
+    from dynamo.runtime import DistributedRuntime
+    from tokenizers import Tokenizer
+
+    runtime = DistributedRuntime(asyncio.get_running_loop(), "mem", "tcp")
+    tokenizers = {m.name: Tokenizer.from_file(m.tokenizer_json) for m in models}
+
+    async def generate(request: dict[str, Any], context: Any = None) -> Any:
+        tokenizer = tokenizers[request["model"]]
+        prompt = tokenizer.decode(request["token_ids"], skip_special_tokens=False)
+        replay = json.loads(base64.b64decode(prompt.split("\n", 1)[0]))
+        for step in replay["steps"]:
+            if "ids" in step:
+                yield {"token_ids": step["ids"]}
+            else:
+                yield {"token_ids": [], "text": step["text"]}
+        yield {"token_ids": [], "finish_reason": replay["finish"]}
+
+    serving = []
+    for spec in models:
+        endpoint = runtime.endpoint(f"graded.{spec.name}.generate")
+        config = ModelRuntimeConfig()
+        config.tool_call_parser = spec.tool
+        config.reasoning_parser = spec.reasoning
+        directory = root / "models" / spec.name
+        write_model_dir(directory, spec)
+        await register_model(ModelInput.Tokens, ModelType.Chat, endpoint, str(directory), spec.name,
+                             worker_type=WorkerType.Aggregated, runtime_config=config)
+        serving.append(asyncio.ensure_future(endpoint.serve_endpoint(generate)))
+    engine = await make_engine(runtime, EntrypointArgs(EngineType.Dynamic, http_host=HOST, http_port=port))
+    await run_input(runtime, "http", engine)
+
+
+def _exit_with_parent() -> None:
+    """The parent holds our stdin open; when it goes (even killed), so do we."""
+    sys.stdin.read()
+    os._exit(0)
+
+
+def server_main(spec_path: str) -> None:
+    import asyncio
+
+    spec = json.loads(Path(spec_path).read_text())
+    threading.Thread(target=_exit_with_parent, daemon=True).start()
+    models = [ModelSpec(**m) for m in spec["models"]]
+    asyncio.run(_serve(models, spec["port"], Path(spec["root"])))
+
+
+# ---------------------------------------------------------------- client side
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def server_env(root: Path) -> dict[str, str]:
+    """Loopback only; model cards and caches inside the run's own temp dir, never the user's home."""
+    return {
+        **os.environ,
+        "HOME": str(root), "XDG_CACHE_HOME": str(root / ".cache"), "HF_HOME": str(root / ".cache" / "hf"),
+        "HF_HUB_OFFLINE": "1", "DYN_TCP_RPC_HOST": HOST, "DYN_TCP_RESPONSE_STREAM_HOST": HOST,
+        "DYN_SELF_HOST_METADATA": "0", "DYN_LOG": os.environ.get("DYN_LOG", "error"),
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")]),
+    }
+
+
+class EngineError(RuntimeError):
+    """The frontend refused or failed a request (what a client would see), or the server died."""
+
+
+class Frontend:
+    """The subprocess serving every model, and requests to it. Start once, `close()` at exit."""
+
+    def __init__(self, models: Sequence[ModelSpec], server_script: str | None = None) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="dynamo-graded-"))
+        self.port = _free_port()
+        self.models = tuple(models)
+        spec = self.root / "spec.json"
+        spec.write_text(json.dumps({"port": self.port, "root": str(self.root),
+                                    "models": [m.__dict__ for m in models]}))
+        self.log = (self.root / "server.log").open("w+b")
+        self.process = subprocess.Popen(
+            [sys.executable, server_script or __file__, str(spec)], stdin=subprocess.PIPE,
+            stdout=self.log, stderr=subprocess.STDOUT, env=server_env(self.root), cwd=self.root)
+        self._wait_ready()
+
+    def _log_tail(self) -> str:
+        self.log.flush()
+        return (self.root / "server.log").read_bytes()[-3000:].decode(errors="replace")
+
+    def _check_alive(self) -> None:
+        if self.process.poll() is not None:
+            raise EngineError(f"the Dynamo frontend exited ({self.process.returncode}):\n{self._log_tail()}")
+
+    def _wait_ready(self) -> None:
+        wanted = {m.name for m in self.models}
+        deadline = time.monotonic() + STARTUP_S
+        while time.monotonic() < deadline:
+            self._check_alive()
+            try:
+                status, body = self._request("GET", "/v1/models", None)
+                if status == 200 and wanted <= {m["id"] for m in json.loads(body)["data"]}:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        self.close()
+        raise EngineError(f"the Dynamo frontend did not serve every model in {STARTUP_S:.0f} s:\n{self._log_tail()}")
+
+    def _connection(self) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection(HOST, self.port, timeout=None)
+
+    def _request(self, method: str, path: str, body: dict[str, Any] | None) -> tuple[int, bytes]:
+        connection = self._connection()
+        try:
+            connection.request(method, path, json.dumps(body) if body is not None else None,
+                               {"Content-Type": "application/json"})
+            response = connection.getresponse()
+            return response.status, response.read()
+        finally:
+            connection.close()
+
+    def chat(self, request: dict[str, Any]) -> Message:
+        """A non-streaming chat completion."""
+        self._check_alive()
+        try:
+            status, body = self._request("POST", "/v1/chat/completions", {**request, "stream": False})
+        except OSError as exc:
+            self._check_alive()
+            raise EngineError(f"request failed: {exc}") from exc
+        if status != 200:
+            raise EngineError(f"HTTP {status}: {body.decode(errors='replace')[:2000]}")
+        return message_of(json.loads(body))
+
+    def stream(self, request: dict[str, Any]) -> list[Delta]:
+        """A streamed chat completion (SSE), every delta in arrival order."""
+        self._check_alive()
+        connection = self._connection()
+        try:
+            connection.request("POST", "/v1/chat/completions", json.dumps({**request, "stream": True}),
+                               {"Content-Type": "application/json"})
+            response = connection.getresponse()
+            if response.status != 200:
+                raise EngineError(f"HTTP {response.status}: {response.read().decode(errors='replace')[:2000]}")
+            return [d for event in sse_events(response) for d in deltas_of(event)]
+        except OSError as exc:
+            self._check_alive()
+            raise EngineError(f"stream failed: {exc}") from exc
+        finally:
+            connection.close()
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+
+
+def sse_events(response: http.client.HTTPResponse) -> Iterator[dict[str, Any]]:
+    event = None
+    for raw in response:
+        line = raw.decode().rstrip("\r\n")
+        if line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            data = line[5:].strip()
+            if data == "[DONE]":
+                return
+            if event == "error":
+                raise EngineError(f"SSE error event: {data[:2000]}")
+            parsed = json.loads(data)
+            if "choices" not in parsed:
+                raise EngineError(f"SSE frame without choices: {data[:2000]}")
+            yield parsed
+        elif not line:
+            event = None
+
+
+def message_of(response: Mapping[str, Any]) -> Message:
+    choice = response["choices"][0]
+    message = choice["message"]
+    calls = tuple(ToolCall(name=c["function"]["name"], arguments=c["function"].get("arguments") or "",
+                           id=c.get("id") or "") for c in message.get("tool_calls") or ())
+    return Message(content=message.get("content") or "", reasoning=message.get("reasoning_content") or "",
+                   tool_calls=calls, finish_reason=choice.get("finish_reason"))
+
+
+def deltas_of(event: Mapping[str, Any]) -> list[Delta]:
+    out = []
+    for choice in event["choices"]:
+        delta = choice.get("delta") or {}
+        calls = tuple(ToolCallDelta(index=c.get("index", 0), id=c.get("id"), type=c.get("type"),
+                                    name=(c.get("function") or {}).get("name"),
+                                    arguments=(c.get("function") or {}).get("arguments"))
+                      for c in delta.get("tool_calls") or ())
+        out.append(Delta(content=delta.get("content"), reasoning=delta.get("reasoning_content"),
+                         tool_calls=calls, finish_reason=choice.get("finish_reason")))
+    return [d for d in out if not d.empty]
+
+
+if __name__ == "__main__":
+    server_main(sys.argv[1])
