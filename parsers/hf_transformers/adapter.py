@@ -1,0 +1,103 @@
+"""The matrix's view of `transformers serve`: each parser under test is a `serving.Server` for a model of
+the pipeline's model type, with the family's tokenizer as the HF fast tokenizer the server loads.
+
+The prompt is what the chat template would end with: the assistant turn's anchor (the response
+template's `start_anchor`, where the parser starts reading) and the case's prompt tail (a prefilled
+reasoning opener, or a closed empty block when thinking is off), encoded with the family tokenizer.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache, cached_property
+from typing import Any
+
+from transformers import PreTrainedTokenizerFast
+from transformers.cli.serving.utils import _RESPONSE_TEMPLATE_FALLBACKS
+
+from contract.adapter import Engine
+from contract.family import Family
+from contract.model import Chunk, Delta, Message, RequestContext
+from contract.pipeline import Pipeline, coverage, kept_in_content
+from contract.tokenizer import encode_markup, family_tokenizer
+
+from .serving import Server, Stream
+
+_USER = {"role": "user", "content": "Please help."}
+
+# the chat template's rendering of a one-message conversation up to the generation point, per model type
+# (the response template's `start_anchor` ends it)
+PROMPTS = {
+    "qwen3": "<|im_start|>user\nPlease help.<|im_end|>\n<|im_start|>assistant\n",
+    "qwen3_5": "<|im_start|>user\nPlease help.<|im_end|>\n<|im_start|>assistant\n",
+    "gemma4": "<bos><|turn>user\nPlease help.<turn|>\n<|turn>model\n",
+}
+
+
+@cache
+def _tokenizer(family: Family) -> Any:
+    return PreTrainedTokenizerFast(tokenizer_object=family_tokenizer(family))
+
+
+def request_json(context: RequestContext) -> dict[str, Any]:
+    """The chat request a client would send for this case, as JSON."""
+    return {
+        "model": "graded",
+        "messages": list(context.history) or [_USER],
+        "tools": [t.openai() for t in context.tools] or None,
+        "tool_choice": context.tool_choice if context.tools else None,
+        "chat_template_kwargs": {"enable_thinking": context.thinking},
+    }
+
+
+@dataclass(frozen=True)
+class TransformersParser:
+    family: Family
+    pipeline: Pipeline
+
+    @cached_property
+    def server(self) -> Server:
+        assert self.pipeline.tool is not None
+        return Server(self.pipeline.tool, _tokenizer(self.family))
+
+    def prompt_ids(self, context: RequestContext) -> list[int]:
+        assert self.pipeline.tool is not None
+        return encode_markup(family_tokenizer(self.family), PROMPTS[self.pipeline.tool] + context.prompt_tail)
+
+    def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
+        ids = list(token_ids) if token_ids is not None else encode_markup(family_tokenizer(self.family), text)
+        return self.server.parse(request_json(context), self.prompt_ids(context), ids, stop)
+
+    def open_stream(self, context: RequestContext) -> _Session:
+        return _Session(self.server.open_stream(request_json(context), self.prompt_ids(context)))
+
+
+@dataclass(frozen=True)
+class _Session:
+    stream: Stream
+
+    def feed(self, chunk: Chunk) -> Sequence[Delta]:
+        if chunk.token_ids is None:
+            return self.stream.feed_text(chunk.text)
+        return self.stream.feed(list(chunk.token_ids))
+
+    def finish(self, stop: str) -> Sequence[Delta]:
+        return self.stream.finish(stop)
+
+
+def _registered() -> dict[str, Mapping[str, object]]:
+    """Every model type `transformers serve` has a built-in response template for (one template parses
+    reasoning and tool calls alike, so each is listed under both kinds; types sharing one are aliases)."""
+    templates = {name: template for names, template in _RESPONSE_TEMPLATE_FALLBACKS.items() for name in names}
+    return {"tool": templates, "reasoning": templates}
+
+
+def load_engine(name: str, pipelines: Mapping[str, Pipeline]) -> Engine:
+    factories = {
+        parser: (lambda family, pipeline=pipeline: TransformersParser(family, pipeline))
+        for parser, pipeline in pipelines.items()
+    }
+    return Engine(name, importlib.metadata.version("transformers"), factories, coverage(_registered(), pipelines),
+                  kept_in_content(pipelines), distribution="transformers")

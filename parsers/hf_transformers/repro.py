@@ -1,0 +1,50 @@
+"""transformers' part of a standalone repro (`contract.repro`): its serving code and how the cell drives it."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+from contract.family import Sample
+from contract.repro import EngineRepro
+from contract.tokenizer import family_tokenizer
+
+from . import serving
+from .adapter import TransformersParser, request_json
+
+CODE = '''
+REQUEST = {request!r}  # the chat request a client sent
+PROMPT_TOKEN_IDS = {prompt_ids!r}  # the rendered prompt, ending at the assistant turn (and any prefill)
+OUTPUT_TOKEN_IDS = {output_ids!r}  # the generated ids
+
+
+def server() -> Server:
+    """`transformers serve` with a model of type {model_type!r} (its built-in response template)."""
+    return Server({model_type!r}, PreTrainedTokenizerFast(tokenizer_file=str(HERE / {tokenizer_file!r})))
+
+
+def run_batch() -> Message:
+    return server().parse(REQUEST, PROMPT_TOKEN_IDS, OUTPUT_TOKEN_IDS, STOP)
+
+
+def run_stream(chunks: tuple[Chunk, ...], final_ids: list[int]) -> tuple[list[list[Delta]], list[Delta]]:
+    """The server's streamer gets each chunk's ids one token at a time; chunks without ids (the character
+    tier) go to the response parser's own `feed`."""
+    stream = server().open_stream(REQUEST, PROMPT_TOKEN_IDS)
+    per_chunk = [stream.feed_text(c.text) if MODE == "chars" else stream.feed(list(c.token_ids or ()))
+                 for c in chunks]
+    return per_chunk, stream.finish(STOP)
+'''
+
+
+def engine_repro(parser: TransformersParser, sample: Sample, token_ids: tuple[int, ...],
+                 tokenizer_file: str) -> EngineRepro:
+    context = sample.context
+    code = CODE.format(request=request_json(context), prompt_ids=parser.prompt_ids(context),
+                       output_ids=list(token_ids), model_type=parser.pipeline.tool, tokenizer_file=tokenizer_file)
+    return EngineRepro(
+        requirement=f"transformers=={importlib.metadata.version('transformers')}",
+        imports=("from transformers import PreTrainedTokenizerFast",),
+        sources=(serving,),
+        code=code,
+        files={tokenizer_file: family_tokenizer(parser.family).to_str()},
+    )
