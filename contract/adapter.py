@@ -47,6 +47,8 @@ class Engine:
     # parsers that by design leave the think block, markers included, in content ("append-think")
     reasoning_in_content: frozenset[str] = frozenset()
     distribution: str | None = None  # the installed package graded, for the results' build record
+    # why deltas cannot be attributed to the chunk that caused them (e.g. graded over HTTP): holdback is then None
+    holdback_unmeasurable: str | None = None
 
 
 @dataclass(frozen=True)

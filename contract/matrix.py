@@ -198,6 +198,8 @@ class Grader:
         the_mode = mode(cell.mode)
         graded = grade(subject, the_mode, profile(self.hypothesis_profile))
         _record_graded(the_case, graded, record)
+        if engine.holdback_unmeasurable and the_mode.streaming:
+            record.update(holdback=None, notes=[*record["notes"], f"holdback not measurable: {engine.holdback_unmeasurable}"])
         record["parse_cpu_s"] = round(sum(subject.cpu_s.values()), 6)
         if engine.name != "reference" and cell.mode in SLOWDOWN_MODES and graded.status != "error":
             own = subject.cpu_s["parse" if the_mode.name == "batch" else "stream"]

@@ -5,7 +5,7 @@ frontend's OpenAI HTTP API.
 The request a case implies is the one a client would send (tools, tool_choice, the thinking flags as
 chat_template_kwargs, earlier messages); the prompt ends with the case's prompt tail. Batch replays
 the sample's token ids one token per engine step and asks for a non-streaming completion. Streaming
-replays the chunking's ids (or, for chunks cut inside a token, its text) one chunk per engine step,
+replays the chunking's ids (a chunk cut inside tokens: its text encoded anew) one chunk per engine step,
 but only at the finish: the frontend emits nothing for a step its parsers hold, so which step caused
 which delta cannot be known without timing. Every streamed delta is therefore attributed to the
 finish, and holdback is not measurable (`Engine.holdback_unmeasurable`).
@@ -85,8 +85,12 @@ def request_json(model: str, context: RequestContext, replay: str) -> dict[str, 
     return request
 
 
-def _steps(chunks: Sequence[Chunk]) -> list[Step]:
-    return [Step(ids=tuple(c.token_ids)) if c.token_ids is not None else Step(text=c.text) for c in chunks]
+def _steps(family: Family, chunks: Sequence[Chunk]) -> list[Step]:
+    """One engine step per chunk: its ids; a chunk cut inside tokens (char tier) is its text encoded anew, so
+    a marker cut in two arrives as ordinary tokens and the frontend decodes exactly the chunk's text."""
+    tokenizer = family_tokenizer(family)
+    return [Step(tuple(c.token_ids) if c.token_ids is not None else tuple(encode_markup(tokenizer, c.text)))
+            for c in chunks]
 
 
 @dataclass
@@ -100,7 +104,7 @@ class _Session:
         return ()
 
     def finish(self, stop: str) -> Sequence[Delta]:
-        request = request_json(self.parser.name, self.context, replay_key(_steps(self.chunks), stop))
+        request = request_json(self.parser.name, self.context, replay_key(_steps(self.parser.family, self.chunks), stop))
         return _frontend().stream(request)
 
 
@@ -112,7 +116,7 @@ class DynamoParser:
 
     def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
         ids = token_ids if token_ids is not None else tuple(encode_markup(family_tokenizer(self.family), text))
-        steps = [Step(ids=(i,)) for i in ids]
+        steps = [Step((i,)) for i in ids]
         return _frontend().chat(request_json(self.name, context, replay_key(steps, stop)))
 
     def open_stream(self, context: RequestContext) -> _Session:

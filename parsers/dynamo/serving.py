@@ -9,9 +9,9 @@ and a trivial chat template, and the HTTP frontend (`make_engine` + `run_input(.
 
 The worker replays what the request asks it to: the chat template renders the chat_template_kwargs
 `replay` (base64 JSON of the output chunks and the finish reason) and `prompt_tail` (a prefilled
-opener); the worker decodes its prompt ids and yields each chunk as one engine step, token ids (the
-frontend detokenizes them itself, with the request's skip_special_tokens) or, for chunks that cut
-inside tokens, engine-side text; then an empty step carrying the finish reason. No state is shared
+opener); the worker decodes its prompt ids and yields each chunk's token ids as one engine step (the
+frontend detokenizes them itself, with the request's skip_special_tokens), then an empty step carrying
+the finish reason. No state is shared
 between requests, so every response depends on its request alone.
 
 Framework-free on purpose: the engine and the project's message types only, so a standalone
@@ -24,6 +24,7 @@ import base64
 import http.client
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -55,13 +56,12 @@ class ModelSpec:
 
 @dataclass(frozen=True)
 class Step:
-    """One engine step of the replay: token ids, or engine-side text for a chunk that cuts a token."""
+    """One engine step of the replay: the token ids the engine emits in it."""
 
-    ids: tuple[int, ...] | None = None
-    text: str | None = None
+    ids: tuple[int, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"ids": list(self.ids)} if self.ids is not None else {"text": self.text}
+        return {"ids": list(self.ids)}
 
 
 def replay_key(steps: Sequence[Step], finish: str) -> str:
@@ -108,10 +108,7 @@ async def _serve(models: Sequence[ModelSpec], port: int, root: Path) -> None:
         prompt = tokenizer.decode(request["token_ids"], skip_special_tokens=False)
         replay = json.loads(base64.b64decode(prompt.split("\n", 1)[0]))
         for step in replay["steps"]:
-            if "ids" in step:
-                yield {"token_ids": step["ids"]}
-            else:
-                yield {"token_ids": [], "text": step["text"]}
+            yield {"token_ids": step["ids"]}
         yield {"token_ids": [], "finish_reason": replay["finish"]}
 
     serving = []
@@ -204,8 +201,9 @@ class Frontend:
             except OSError:
                 pass
             time.sleep(0.2)
+        tail = self._log_tail()
         self.close()
-        raise EngineError(f"the Dynamo frontend did not serve every model in {STARTUP_S:.0f} s:\n{self._log_tail()}")
+        raise EngineError(f"the Dynamo frontend did not serve every model in {STARTUP_S:.0f} s:\n{tail}")
 
     def _connection(self) -> http.client.HTTPConnection:
         return http.client.HTTPConnection(HOST, self.port, timeout=None)
@@ -258,6 +256,7 @@ class Frontend:
                 self.process.kill()
                 self.process.wait()
         self.log.close()
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
 def sse_events(response: http.client.HTTPResponse) -> Iterator[dict[str, Any]]:
