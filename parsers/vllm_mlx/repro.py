@@ -1,0 +1,50 @@
+"""vllm-mlx's part of a standalone repro (`contract.repro`): its serving code and how the cell drives it."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+from contract.family import Sample
+from contract.repro import EngineRepro
+from contract.tokenizer import family_tokenizer
+
+from . import serving
+from .adapter import VllmMlxParser, prompt, request_json
+
+CODE = '''
+REQUEST = {request!r}  # the chat request a client sent
+PROMPT = {prompt!r}  # the chat template's rendered prompt: the server probes its end for a prefilled <think>
+
+
+def server() -> Server:
+    """The server started with --enable-auto-tool-choice --tool-call-parser {tool} --reasoning-parser {reasoning}."""
+    tokenizer = PreTrainedTokenizerFast(tokenizer_file=str(HERE / {tokenizer_file!r}))
+    return Server(tool={tool!r}, reasoning={reasoning!r}, tokenizer=tokenizer)
+
+
+def run_batch() -> Message:
+    """A non-streaming request; the engine's output text is what mlx-lm's detokenizer makes of the ids."""
+    the_server = server()
+    return the_server.parse(REQUEST, PROMPT, the_server.decoded(TOKEN_IDS), STOP)
+
+
+def run_stream(chunks: tuple[Chunk, ...], final_ids: list[int]) -> tuple[list[list[Delta]], list[Delta]]:
+    """One engine output per chunk (its token ids, detokenized by mlx-lm; in the chars mode its text), then
+    the last, empty output with the finish reason."""
+    stream = server().open_stream(REQUEST, PROMPT)
+    per_chunk = [stream.feed(chunk.text, None if MODE == "chars" else chunk.token_ids) for chunk in chunks]
+    return per_chunk, stream.finish(STOP)
+'''
+
+
+def engine_repro(parser: VllmMlxParser, sample: Sample, token_ids: tuple[int, ...], tokenizer_file: str) -> EngineRepro:
+    context = sample.context
+    code = CODE.format(request=request_json(context), prompt=prompt(context), tool=parser.pipeline.tool,
+                       reasoning=parser.pipeline.reasoning, tokenizer_file=tokenizer_file)
+    return EngineRepro(
+        requirement=f"vllm-mlx=={importlib.metadata.version('vllm-mlx')} (mlx-cpu on Linux)",
+        imports=("from transformers import PreTrainedTokenizerFast",),
+        sources=(serving,),
+        code=code,
+        files={tokenizer_file: family_tokenizer(parser.family).to_str()},
+    )

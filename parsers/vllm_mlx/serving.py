@@ -1,0 +1,225 @@
+"""vllm-mlx's OpenAI chat server (`vllm_mlx.server`), in-process, for one server configuration.
+
+`vllm-mlx serve --enable-auto-tool-choice --tool-call-parser T --reasoning-parser R` configures
+module globals of `vllm_mlx.server` (`cli.serve_command`); `Server.configured()` sets them exactly so
+around every call into the server and restores the previous values afterwards, so pipelines graded
+one after another in one process never see each other's configuration. The server's cached tool
+parser instance starts empty for every request: each request meets a freshly started server.
+
+- batch: what `create_chat_completion` does for `stream=False`: `_prepare_chat_completion_invocation`,
+  `_extract_reasoning_and_tool_calls(output.text, …)` (the global reasoning parser, then the cached
+  tool parser), `clean_output_text` on the content, finish_reason "tool_calls" when calls were found;
+- streaming: the server's own `stream_chat_completion(engine, messages, request, **chat_kwargs)`
+  async generator, driven in lockstep without an event loop: the replay engine's `stream_chat`
+  suspends the whole coroutine chain each time the server asks for the next engine output, so the
+  SSE events a step yields are exactly those caused by that output. Each `data:` event becomes one
+  Delta, parsed from its JSON as a client reads it (role-only and usage-only events carry nothing).
+
+The engine is a stand-in that replays the model's output: per step the text mlx-lm's streaming
+detokenizer yields for the step's token ids (special tokens stay text; a lone trailing space token is
+held until the next token, as `BPEStreamingDetokenizer` does), the chat template's rendered prompt
+(the server probes it for a prefilled `<think>`), and a last, empty output with the finish reason.
+
+Framework-free on purpose: it imports vllm-mlx, mlx-lm and the project's message types only, so a
+standalone reproduction (`nox -s repro`) carries this very code.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from mlx_lm.tokenizer_utils import BPEStreamingDetokenizer, NaiveStreamingDetokenizer
+from vllm_mlx import server as mlx_server
+from vllm_mlx.api.models import ChatCompletionRequest
+from vllm_mlx.api.utils import clean_output_text
+from vllm_mlx.engine.base import GenerationOutput
+from vllm_mlx.reasoning import get_parser as get_reasoning_parser
+
+from contract.model import Delta, Message, ToolCall, ToolCallDelta
+
+MAX_TOKENS = 4096  # the request's budget: larger than any sample, so only the sample's own stop counts
+
+
+def detokenizer(tokenizer: Any) -> Any:
+    """The streaming detokenizer `mlx_lm.tokenizer_utils.load` picks: BPE for a byte-level decoder."""
+    decoder = json.loads(tokenizer.backend_tokenizer.to_str()).get("decoder") or {}
+    if decoder.get("type") == "ByteLevel":
+        return BPEStreamingDetokenizer(tokenizer)
+    return NaiveStreamingDetokenizer(tokenizer)
+
+
+class _NextOutput:
+    """Awaited by the replay engine: suspends the server until the driver hands it the next output."""
+
+    def __await__(self) -> Any:
+        output = yield self
+        return output
+
+
+class ReplayEngine:
+    """What the server uses of an engine: its tokenizer, its chat template and the generated outputs."""
+
+    model_name = "graded"
+    is_mllm = False
+    preserve_native_tool_format = False
+
+    def __init__(self, tokenizer: Any, prompt: str) -> None:
+        self.tokenizer = tokenizer
+        self.prompt = prompt
+
+    def _apply_chat_template(self, messages: Sequence[dict[str, Any]], **kwargs: Any) -> str:
+        """The rendered prompt (the server's implicit-thinking probe reads its end)."""
+        return self.prompt
+
+    async def stream_chat(self, messages: Sequence[dict[str, Any]], **kwargs: Any) -> Any:
+        while True:
+            output = await _NextOutput()
+            yield output
+            if output.finished:
+                return
+
+
+def delta(event: str) -> Delta | None:
+    """One SSE event as the client reads it; None for events without a choice delta (`[DONE]`, usage)."""
+    data = event.strip()
+    if not data.startswith("data:"):
+        return None
+    data = data[len("data:"):].strip()
+    if data == "[DONE]":
+        return None
+    choices = json.loads(data).get("choices") or []
+    if not choices:
+        return None
+    choice = choices[0]
+    body = choice.get("delta") or {}
+    calls = tuple(
+        ToolCallDelta(
+            index=call.get("index", 0),
+            id=call.get("id"),
+            type=call.get("type"),
+            name=(call.get("function") or {}).get("name"),
+            arguments=(call.get("function") or {}).get("arguments"),
+        )
+        for call in body.get("tool_calls") or ()
+    )
+    return Delta(content=body.get("content"), reasoning=body.get("reasoning_content"), tool_calls=calls,
+                 finish_reason=choice.get("finish_reason"))
+
+
+@dataclass(frozen=True)
+class Server:
+    """A server started with `--enable-auto-tool-choice --tool-call-parser T --reasoning-parser R`."""
+
+    tool: str | None
+    reasoning: str | None
+    tokenizer: Any
+
+    @contextmanager
+    def configured(self) -> Iterator[None]:
+        """The server module's globals as `vllm-mlx serve` sets them, restored on exit."""
+        names = ("_enable_auto_tool_choice", "_tool_call_parser", "_tool_parser_instance",
+                 "_reasoning_parser", "_reasoning_parser_name")
+        saved = {name: getattr(mlx_server, name) for name in names}
+        mlx_server._enable_auto_tool_choice = self.tool is not None
+        mlx_server._tool_call_parser = self.tool
+        mlx_server._tool_parser_instance = None  # built from the engine's tokenizer on first use
+        mlx_server._reasoning_parser = get_reasoning_parser(self.reasoning)() if self.reasoning else None
+        mlx_server._reasoning_parser_name = self.reasoning
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                setattr(mlx_server, name, value)
+
+    def request(self, body: dict[str, Any]) -> ChatCompletionRequest:
+        """The request as the endpoint validates it (a rejected request raises, as a 4xx would)."""
+        return ChatCompletionRequest(**body)
+
+    def decoded(self, token_ids: Sequence[int]) -> str:
+        """The whole output as the engine's detokenizer yields it (`GenerationOutput.text`)."""
+        detok = detokenizer(self.tokenizer)
+        for token in token_ids:
+            detok.add_token(token)
+        detok.finalize()
+        return detok.text
+
+    def parse(self, body: dict[str, Any], prompt: str, text: str, stop: str) -> Message:
+        """A non-streaming response whose generated text is `text`, ended by `stop`."""
+        request = self.request({**body, "stream": False})
+        engine = ReplayEngine(self.tokenizer, prompt)
+        with self.configured():
+            prepared = mlx_server._prepare_chat_completion_invocation(engine, request, MAX_TOKENS)
+            reasoning, cleaned, calls = mlx_server._extract_reasoning_and_tool_calls(
+                text, request, allow_reasoning=not mlx_server._thinking_disabled(request, prepared.chat_kwargs),
+                engine=engine)
+        tool_calls = tuple(ToolCall(name=c.function.name, arguments=c.function.arguments, id=c.id or "")
+                           for c in calls or ())
+        return Message(content=(clean_output_text(cleaned) if cleaned else None) or "", reasoning=reasoning or "",
+                       tool_calls=tool_calls, finish_reason="tool_calls" if calls else stop)
+
+    def open_stream(self, body: dict[str, Any], prompt: str) -> Stream:
+        return Stream(self, self.request({**body, "stream": True}), ReplayEngine(self.tokenizer, prompt))
+
+
+class Stream:
+    """One streamed response: `feed` per engine output (text or token ids), `finish` on the last, empty one."""
+
+    def __init__(self, server: Server, request: ChatCompletionRequest, engine: ReplayEngine) -> None:
+        self.server = server
+        self.detok = detokenizer(server.tokenizer)
+        self.text = ""
+        self.steps = 0
+        with server.configured():
+            prepared = mlx_server._prepare_chat_completion_invocation(engine, request, MAX_TOKENS)
+            self.sse = mlx_server.stream_chat_completion(engine, prepared.messages, request, **prepared.chat_kwargs)
+        self.waiting: Any = None  # the server's coroutine, suspended where it asked for the next output
+        self.done = False
+        self._advance(None)  # the role chunk, up to the server's first request for output
+
+    def _advance(self, output: GenerationOutput | None) -> list[Delta]:
+        """Hand the server one engine output; the deltas of the SSE events it yields before asking again."""
+        deltas: list[Delta] = []
+        coroutine, value = self.waiting, output
+        self.waiting = None
+        with self.server.configured():
+            while not self.done:
+                if coroutine is None:
+                    coroutine, value = self.sse.__anext__(), None
+                try:
+                    suspended = coroutine.send(value)
+                except StopIteration as event:
+                    found = delta(event.value)
+                    if found is not None and not found.empty:
+                        deltas.append(found)
+                    coroutine = None
+                    continue
+                except StopAsyncIteration:
+                    self.done = True
+                    break
+                if not isinstance(suspended, _NextOutput):
+                    raise RuntimeError(f"the server awaited something other than the engine: {suspended!r}")
+                self.waiting = coroutine
+                break
+        return deltas
+
+    def _output(self, new_text: str, finished: bool, finish_reason: str | None) -> GenerationOutput:
+        self.text += new_text
+        self.steps += 1
+        return GenerationOutput(text=self.text, new_text=new_text, completion_tokens=self.steps,
+                                finished=finished, finish_reason=finish_reason)
+
+    def feed(self, text: str, token_ids: Sequence[int] | None = None) -> list[Delta]:
+        """One engine output: the detokenized text of `token_ids`, or `text` itself when there are none."""
+        if token_ids is not None:
+            for token in token_ids:
+                self.detok.add_token(token)
+            text = self.detok.last_segment
+        return self._advance(self._output(text, False, None))
+
+    def finish(self, stop: str) -> list[Delta]:
+        self.detok.finalize()
+        return self._advance(self._output(self.detok.last_segment, True, stop))
