@@ -22,7 +22,7 @@ from contract.model import Message
 from contract.tokenizer import encode_markup, family_tokenizer, token_stream
 from fixtures import family
 
-ENGINE_MODULES = ("vllm", "sglang", "lmdeploy", "dynamo")
+ENGINE_MODULES = ("vllm", "sglang", "lmdeploy", "dynamo", "vllm_mlx")
 REQUIRED = set(filter(None, os.environ.get("REQUIRE_ENGINES", "").split(",")))
 
 
@@ -66,6 +66,14 @@ ENGINE_BUGS = {
     ("dynamo", "minimax_m2", "tool.single"): "the prefilled `<think>` is ignored: the `</think>` closer stays in content",
     ("dynamo", "mistral", "tool.single"): "the mistral parser drops a v13 `[TOOL_CALLS]name[ARGS]{…}` call entirely",
     ("dynamo", "mistral", "reasoning.only"): "the mistral reasoning parser leaves `[THINK]…[/THINK]` in content",
+    ("vllm_mlx", "kimi_k2", "tool.single"): "streaming: the server's tool-markup gate lacks Kimi's section marker: "
+                                           "the parser never runs, the call is content",
+    ("vllm_mlx", "deepseek_v3", "tool.single"): "streaming: the tool-markup gate lacks `<｜tool▁calls▁begin｜>`",
+    ("vllm_mlx", "granite", "tool.single"): "streaming: the tool-markup gate lacks `<|tool_call|>`",
+    ("vllm_mlx", "mistral_pre_v11", "tool.single"): "streaming: the pre-v11 array is parsed as a call named `[`",
+    ("vllm_mlx", "harmony", "tool.single"): "streaming leaks `comment` of the commentary header into content",
+    ("vllm_mlx", "gpt-oss", "tool.single"): "streaming leaks `comment` of the commentary header into content",
+    ("vllm_mlx", "harmony", "reasoning.only"): "streaming: the final channel's text goes to reasoning",
 }
 
 
