@@ -22,7 +22,7 @@ from contract.model import Message
 from contract.tokenizer import encode_markup, family_tokenizer, token_stream
 from fixtures import family
 
-ENGINE_MODULES = ("vllm", "sglang", "lmdeploy", "dynamo", "vllm_mlx")
+ENGINE_MODULES = ("vllm", "sglang", "hf_transformers", "lmdeploy", "dynamo", "vllm_mlx")
 REQUIRED = set(filter(None, os.environ.get("REQUIRE_ENGINES", "").split(",")))
 
 
@@ -149,7 +149,8 @@ def test_thinking_off_reaches_the_engine(engine: str, parser: str) -> None:
     Engines that assume a thinking request starts inside reasoning would take it for reasoning.
     """
     for message in _both_ways(engine, parser, "reasoning.empty"):
-        assert (message.reasoning, message.content.strip()) == ("", ANSWER)
+        # whitespace-only reasoning (the empty block's newlines) is no reasoning, as the matrix compares it
+        assert (message.reasoning.strip(), message.content.strip()) == ("", ANSWER)
 
 
 @pytest.mark.parametrize("engine", ENGINE_MODULES)
@@ -161,8 +162,8 @@ def test_coverage_lists_every_registered_name_and_the_graded_ones(engine: str) -
         for kind in ("tool", "reasoning"):
             for name in pipeline.names(kind):
                 assert pipeline.family in rows[kind, name].families
-    assert len(rows) > 2 * len(module.PIPELINES)  # the engines register far more names than we grade
-    assert any(not row.families for row in loaded.coverage)
+    registered = importlib.import_module(f"parsers.{engine}.adapter")._registered()
+    assert set(rows) == {(kind, name) for kind, names in registered.items() for name in names}
 
 
 @pytest.mark.parametrize("engine", ENGINE_MODULES)
