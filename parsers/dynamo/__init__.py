@@ -14,7 +14,14 @@ from contract.pipeline import Pipeline, mapping
 ENGINE = "dynamo"
 
 # parser under test -> (family, tool_call_parser, reasoning_parser), as a worker registers its model
-# (ModelRuntimeConfig); parser generations are Dynamo's default (DYN_PARSER_VERSION unset)
+# (ModelRuntimeConfig). Parser generation: Dynamo's default (DYN_PARSER_VERSION unset, i.e. auto), which
+# serves the v1 parsers where the pair has one and the unified v2 parser otherwise. v1 only: hermes, the
+# three DeepSeek V3 pairs, minimax_m2 (both), mistral (both), llama3_json, pythonic, phi4, jamba; v2 only
+# (no v1 pair): glm45, glm47, kimi_k2, kimi_k25; both (auto picks v1): qwen3_coder, gemma4, deepseek_v4.
+# Not graded: harmony/gpt_oss (needs the o200k_harmony vocabulary as the frontend's tokenizer.json),
+# formats with no family yet (qwen3, nemotron_deci, inkling, muse*, kimi_k3, minimax_m3*, deepseek_v41,
+# default) and reasoning-only names (step3, granite, deepseek_r1, basic, nemotron*); qwen25 and
+# nemotron_nano are aliases of hermes and qwen3_coder.
 PIPELINES: dict[str, Pipeline] = {
     "hermes": Pipeline("hermes", tool="hermes", reasoning="qwen3"),
     "kimi_k2": Pipeline("kimi_k2", tool="kimi_k2", reasoning="kimi_k2"),
