@@ -15,7 +15,7 @@ the finish reason. No state is shared
 between requests, so every response depends on its request alone.
 
 Framework-free on purpose: the engine and the project's message types only, so a standalone
-reproduction can carry this very code. `python serving.py SPEC.json` runs the server side.
+reproduction can carry this very code. `python serving.py --dynamo-serve SPEC.json` runs the server side.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ HOST = "127.0.0.1"
 EOS_ID = 999_999  # Dynamo requires an eos id; one no replay ever emits
 CHAT_TEMPLATE = "{{ replay }}\n{{ prompt_tail }}"
 STARTUP_S = 600.0  # waiting for the subprocess to serve every model (start-up only, never a verdict)
+SERVE_FLAG = "--dynamo-serve"  # argv of the server process: this file (or a repro inlining it), the flag, the spec
 
 
 @dataclass(frozen=True)
@@ -126,9 +127,10 @@ async def _serve(models: Sequence[ModelSpec], port: int, root: Path) -> None:
     await run_input(runtime, "http", engine)
 
 
-def _exit_with_parent() -> None:
-    """The parent holds our stdin open; when it goes (even killed), so do we."""
+def _exit_with_parent(root: Path) -> None:
+    """The parent holds our stdin open; when it goes (even killed), so do we, and our temp dir."""
     sys.stdin.read()
+    shutil.rmtree(root, ignore_errors=True)
     os._exit(0)
 
 
@@ -136,7 +138,7 @@ def server_main(spec_path: str) -> None:
     import asyncio
 
     spec = json.loads(Path(spec_path).read_text())
-    threading.Thread(target=_exit_with_parent, daemon=True).start()
+    threading.Thread(target=_exit_with_parent, args=(Path(spec["root"]),), daemon=True).start()
     models = [ModelSpec(**m) for m in spec["models"]]
     asyncio.run(_serve(models, spec["port"], Path(spec["root"])))
 
@@ -157,7 +159,8 @@ def server_env(root: Path) -> dict[str, str]:
         "HOME": str(root), "XDG_CACHE_HOME": str(root / ".cache"), "HF_HOME": str(root / ".cache" / "hf"),
         "HF_HUB_OFFLINE": "1", "DYN_TCP_RPC_HOST": HOST, "DYN_TCP_RESPONSE_STREAM_HOST": HOST,
         "DYN_SELF_HOST_METADATA": "0", "DYN_LOG": os.environ.get("DYN_LOG", "error"),
-        "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parent.parent.parent),
+                                       os.environ.get("PYTHONPATH", "")]),
     }
 
 
@@ -177,7 +180,7 @@ class Frontend:
                                     "models": [m.__dict__ for m in models]}))
         self.log = (self.root / "server.log").open("w+b")
         self.process = subprocess.Popen(
-            [sys.executable, server_script or __file__, str(spec)], stdin=subprocess.PIPE,
+            [sys.executable, server_script or __file__, SERVE_FLAG, str(spec)], stdin=subprocess.PIPE,
             stdout=self.log, stderr=subprocess.STDOUT, env=server_env(self.root), cwd=self.root)
         self._wait_ready()
 
@@ -301,5 +304,5 @@ def deltas_of(event: Mapping[str, Any]) -> list[Delta]:
     return [d for d in out if not d.empty]
 
 
-if __name__ == "__main__":
-    server_main(sys.argv[1])
+if __name__ == "__main__" and sys.argv[1:2] == [SERVE_FLAG]:
+    server_main(sys.argv[2])
