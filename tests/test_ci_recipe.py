@@ -1,12 +1,13 @@
-"""The CI recipe of docs/ci.md, every `run:` step as written, against a local SGLang checkout.
+"""The CI recipe of docs/ci.md, every `run:` step as written, against a local checkout of an engine.
 
-The checkout is the pinned SGLang release unpacked from its wheel into a git repository, with one
-parser patched: first to break a behaviour of the Hermes detector (the gate must list exactly that
-behaviour's cells and exit 1), then, from the release again, to fix a known-broken one of the Qwen3-Coder
-detector (exactly those cells improve, exit 0). A standalone repro of each moved cell fails on the build
-that has the bug and passes on the other. The
-steps that are GitHub actions (`uses:`) are stood in for here: the checkouts are this project and the
-temporary repository, Python is this interpreter.
+The engine is transformers (the recipe's env names the engine and build; transformers is the quickest to
+install and grade): its pinned release unpacked from the wheel into a git repository, with one module
+patched: first to break a behaviour (one-shot parsing drops a call without arguments: the gate must list
+exactly that case's cells and exit 1), then, from the release again, to fix a known-broken one (Gemma 4 call
+names with dots and hyphens: exactly those cells improve, exit 0). A standalone repro of each moved cell
+fails on the build that has the bug and passes on the other. The steps that are GitHub actions (`uses:`)
+are stood in for here: the checkouts are this project and the temporary repository, Python is this
+interpreter.
 """
 
 from __future__ import annotations
@@ -30,28 +31,25 @@ ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "docs" / "ci.md"
 STOOD_IN = {"actions/checkout@v4", "actions/setup-python@v5", "marocchino/sticky-pull-request-comment@v2",
             "actions/upload-artifact@v4"}
-RELEASE = "sglang==0.5.23"
-HERMES = "sglang/srt/function_call/hermes_detector.py"
-QWEN3_CODER = "sglang/srt/function_call/qwen3_coder_detector.py"
-PARSED = "                parsed = json.loads(raw.strip())\n"
-NORMAL_TEXT = '            normal_text = text[:start_idx] if start_idx > 0 else ""\n'
-# Hermes drops a call whose arguments are empty, in one-shot parsing only (streaming still sends it)
-BREAK = (HERMES, PARSED, PARSED + '                if isinstance(parsed, dict) and parsed.get("arguments") == {}:\n'
-                                  "                    continue\n")
-# Qwen3-Coder keeps the narration after the last </tool_call>, which one-shot parsing dropped (streaming sent it)
-FIX = (QWEN3_CODER, NORMAL_TEXT, NORMAL_TEXT + "            end = text.rfind(self.tool_call_end_token)\n"
-       "            if calls and end != -1 and self.tool_call_start_token not in text[end:]:\n"
-       "                normal_text += text[end + len(self.tool_call_end_token):]\n")
+ENGINE, RELEASE = "transformers", "transformers==5.23.0"
+PARSERS = ("transformers/gemma4", "transformers/qwen3", "transformers/qwen3_5")
+SERVING = "transformers/cli/serving/utils.py"
+NORMALIZED = "    tool_calls = [_normalize_tool_call(v) for v in raw] or None\n"
+# one-shot parsing drops a call whose arguments are empty (streaming still sends it)
+BREAK = (SERVING, NORMALIZED, "    raw = [v for v in raw if v['function'].get('arguments') != {}]\n" + NORMALIZED)
+GEMMA_NAME = r'"open_pattern": r"<\|tool_call>call:(?P<name>\w+)",'
+# Gemma 4 call names may hold dots and hyphens (`mcp.github.create-issue_v2`), which `\w+` cut short
+FIX = (SERVING, GEMMA_NAME, GEMMA_NAME.replace(r"\w+", r"[\w.-]+"))
 PYPROJECT = """[build-system]
 requires = ["setuptools>=64"]
 build-backend = "setuptools.build_meta"
 
 [project]
-name = "sglang"
-version = "0.5.23"
+name = "transformers"
+version = "5.23.0"
 
 [tool.setuptools.packages.find]
-include = ["sglang*"]
+include = ["transformers*"]
 """
 
 
@@ -72,9 +70,9 @@ def release_checkout(folder: Path) -> str:
     wheels = folder.parent / "wheel"
     subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", RELEASE, "-d", str(wheels)],
                    check=True, timeout=900)
-    (wheel,) = wheels.glob("sglang-*.whl")
+    (wheel,) = wheels.glob("transformers-*.whl")
     with zipfile.ZipFile(wheel) as archive:
-        archive.extractall(folder, [n for n in archive.namelist() if n.startswith("sglang/")])
+        archive.extractall(folder, [n for n in archive.namelist() if n.startswith("transformers/")])
     (folder / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
     (folder / ".gitignore").write_text("__pycache__/\n*.egg-info/\n", encoding="utf-8")
     _git(folder, "init", "-q")
@@ -116,11 +114,12 @@ def test_the_recipe_gates_a_patched_engine(tmp_path: Path) -> None:
     steps = job["steps"]
     assert {s["uses"] for s in steps if "uses" in s} == STOOD_IN, "a new action in the recipe needs a stand-in here"
     env = {k: str(v).replace("${{ github.workspace }}", str(tmp_path)) for k, v in job["env"].items()}
+    # the recipe's two settings, as a transformers maintainer would set them: the engine, and its checkout
+    env |= {"ENGINE": ENGINE, "BUILD": str(tmp_path / "engine")}
     env |= {"GITHUB_WORKSPACE": str(tmp_path), "GITHUB_STEP_SUMMARY": str(tmp_path / "step-summary.md")}
-    out, engine, build = Path(env["MATRIX_OUT"]), env["ENGINE"], Path(env["BUILD"])
-    assert engine == "sglang" and build == tmp_path / "engine" / "python"
+    out, build = Path(env["MATRIX_OUT"]), Path(env["BUILD"])
     base = release_checkout(build)
-    broken = patched(build, base, BREAK, "hermes: drop calls without arguments (one-shot parsing)")
+    broken = patched(build, base, BREAK, "serve: drop calls without arguments (one-shot parsing)")
 
     commands = [s for s in steps if "run" in s]
     for step in commands:
@@ -128,38 +127,40 @@ def test_the_recipe_gates_a_patched_engine(tmp_path: Path) -> None:
         expected_exit = 1 if step["name"] == "Gate on regressions" else 0
         assert done.returncode == expected_exit, f"{step['name']}: exit {done.returncode}"
 
-    candidate = json.loads((out / "candidates" / engine / "results.json").read_text(encoding="utf-8"))
-    assert candidate["run"]["engines"]["sglang"]["build"] == {
-        "distribution": "sglang", "version": "0.5.23", "source": "editable", "url": str(build), "commit": broken,
+    candidate = json.loads((out / "candidates" / ENGINE / "results.json").read_text(encoding="utf-8"))
+    assert candidate["run"]["engines"][ENGINE]["build"] == {
+        "distribution": ENGINE, "version": "5.23.0", "source": "editable", "url": str(build), "commit": broken,
         "dirty": False}
     gate = json.loads((out / "gate.json").read_text(encoding="utf-8"))
     assert gate["regressed"] is True
-    # exactly the patched behaviour: one-shot parsing loses the empty-arguments call, so batch fails and every
-    # streaming mode no longer equals batch; nothing else moved
-    assert cells(gate["transitions"], "regression", "changed") == {("sglang/hermes", "tool.empty_args", m) for m in MODES}
+    # exactly the patched behaviour: one-shot parsing loses every call with empty arguments, so batch fails and
+    # every streaming mode no longer equals batch: tool.empty_args of every parser, and the known-broken
+    # truncated call Qwen3.5 executes with `{}` (now failing differently); nothing else moved
+    assert cells(gate["transitions"], "regression") == {(p, "tool.empty_args", m) for p in PARSERS for m in MODES}
+    assert cells(gate["transitions"], "changed") == {("transformers/qwen3_5", "tool.truncated_args", m) for m in MODES}
     assert cells(gate["transitions"], "improvement", "new", "removed") == set()
     summary = (tmp_path / "step-summary.md").read_text(encoding="utf-8")
     assert summary.startswith("## ❌ Parser conformance gate") and "`tool.empty_args`" in summary
 
     # the maintainer's repro of a regression: fails on their build, passes on the release
-    repro = standalone_repro("sglang/hermes:tool.empty_args:batch", tmp_path / "repro", "--candidate")
+    repro = standalone_repro("transformers/qwen3:tool.empty_args:batch", tmp_path / "repro", "--candidate")
     assert run_repro(repro, "candidate").returncode == 1
     assert run_repro(repro, "grade").returncode == 0
 
-    fixed = patched(build, base, FIX, "qwen3_coder: keep the narration after the last call (one-shot parsing)")
+    fixed = patched(build, base, FIX, "serve: Gemma 4 call names with dots and hyphens")
     for step in commands:
         if step["name"] in ("Grade this pull request's build", "Gate on regressions"):
             done = run_step(step, env, tmp_path)
             assert done.returncode == 0, f"{step['name']}: exit {done.returncode}"
     gate = json.loads((out / "gate.json").read_text(encoding="utf-8"))
     assert gate["regressed"] is False
-    assert cells(gate["transitions"], "improvement") == {("sglang/qwen3_coder", "tool.content_after", m) for m in MODES}
+    assert cells(gate["transitions"], "improvement") == {("transformers/gemma4", "tool.name_chars", m) for m in MODES}
     assert cells(gate["transitions"], "regression", "changed", "new", "removed") == set()
-    candidate = json.loads((out / "candidates" / engine / "results.json").read_text(encoding="utf-8"))
-    assert candidate["run"]["engines"]["sglang"]["build"]["commit"] == fixed
+    candidate = json.loads((out / "candidates" / ENGINE / "results.json").read_text(encoding="utf-8"))
+    assert candidate["run"]["engines"][ENGINE]["build"]["commit"] == fixed
     assert (tmp_path / "step-summary.md").read_text(encoding="utf-8").count("Parser conformance gate") == 2
     # the repro of the known-broken cell, written on the release, fails there and passes on the fixed build
-    repro = standalone_repro("sglang/qwen3_coder:tool.content_after:tokens", tmp_path / "repro")
+    repro = standalone_repro("transformers/gemma4:tool.name_chars:tokens", tmp_path / "repro")
     assert run_repro(repro, "grade").returncode == 1
     assert run_repro(repro, "candidate").returncode == 0
 
@@ -175,7 +176,10 @@ def standalone_repro(cell: str, out: Path, *options: str) -> Path:
 
 def run_repro(path: Path, venv: str) -> subprocess.CompletedProcess[str]:
     """The repro in an engine virtualenv, isolated from this project (`-I`: no script folder, no PYTHONPATH)."""
-    python = ROOT / ".nox" / f"{venv}-engine-sglang" / "bin" / "python"
+    python = ROOT / ".nox" / f"{venv}-engine-{ENGINE}" / "bin" / "python"
     done = subprocess.run([str(python), "-I", path.name], cwd=path.parent, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0 or "AssertionError: " in done.stderr, done.stderr[-2000:]
+    # a failing repro fails with the cell's own failure: an AssertionError naming a check, or the engine's own
+    # exception for a cell that errors (here transformers' ValueError), never with a missing import
+    assert done.returncode == 0 or ("AssertionError: " in done.stderr or "ValueError: " in done.stderr), \
+        done.stderr[-2000:]
     return done
