@@ -45,7 +45,7 @@ def test_adjust_request_decides_skip_special_tokens(adapter: object, parser: str
 
 
 @pytest.mark.parametrize(("parser", "marker", "kept"), [("kimi_k2", "<|tool_calls_section_begin|>", True),
-                                                        ("glm47", "<tool_call>", False)])
+                                                        ("llama3", "<|python_tag|>", False)])
 def test_special_markers_vanish_only_where_the_server_skips_them(
         adapter: object, parser: str, marker: str, kept: bool) -> None:
     under_test, prepared = _prepared(adapter, parser)
