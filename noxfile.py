@@ -229,7 +229,7 @@ def gate(session: nox.Session) -> None:
 
 # known-broken and passing cells whose repros `nox -s repro -- --verify` checks, per engine
 REPRO_SAMPLE = {"vllm": (6, 3), "sglang": (6, 3), "openai-harmony": (2, 2), "lmdeploy": (6, 3), "vllm-mlx": (6, 3),
-                "transformers": (3, 2)}
+                "dynamo": (6, 3), "transformers": (3, 2)}
 
 
 @nox.session(venv_backend="none")
