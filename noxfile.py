@@ -37,7 +37,7 @@ class EngineInstall:
     """What an engine's grade session installs before grading."""
 
     requirement: str | None = None  # None: this project's own reference parsers
-    pinned: bool = True  # --no-deps with ../shared/engines/<name>-<version>.pins.txt and CPU torch
+    pinned: bool = True  # --no-deps with parsers/pins/<name>-<version>.pins.txt (and CPU torch, see `torch`)
     harmony_vocab: bool = False  # grades Harmony through openai-harmony: needs o200k_base.tiktoken, offline
     torch: bool = True  # the engine imports torch (CPU build); engines that do not skip the 700 MB install
 
