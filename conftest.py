@@ -30,7 +30,8 @@ from contract.isolation import IsolatedGrader, Limits
 from contract.matrix import Cell, Grader, parser_names, plan
 from contract.profiles import CI, EXAMPLES
 from contract.provenance import installed_build
-from fixtures import EXPECTATIONS_DIR, all_families
+from contract.tokenizer import REAL, TIERS, use_vocabulary, vocabulary_label
+from fixtures import all_families, expectations_dir
 
 ROOT = Path(__file__).parent
 MATRIX_MODULE = ROOT / "tests" / "test_matrix.py"
@@ -47,7 +48,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--case", action="append", default=None, help="only these case ids; repeatable")
     group.addoption("--results", default=str(ROOT / "reports" / "out" / "results.json"),
                     help="results file of a complete run; filtered runs write beside it, under filtered/")
-    group.addoption("--expectations", default=str(EXPECTATIONS_DIR), help="directory of <engine>.toml files")
+    group.addoption("--vocabulary", choices=TIERS, default=REAL,
+                    help="tokenize on each family's real vocabulary where it has one (default), or on the "
+                         "synthetic BPE for every family")
+    group.addoption("--expectations", default=None,
+                    help="directory of <engine>.toml files (default: fixtures/expectations for the real "
+                         "vocabulary tier, fixtures/expectations/synthetic for the synthetic one)")
     group.addoption("--hang-after", type=float, default=Limits.hang_after,
                     help="CPU seconds one parser call may run without returning before it counts as hung")
     group.addoption("--memory-limit", type=int, default=Limits.memory_limit_mb,
@@ -116,7 +122,7 @@ def _validate(config: pytest.Config) -> None:
     if unknown:
         raise pytest.UsageError(f"--family {', '.join(sorted(unknown))}: known families are "
                                 f"{', '.join(families)}")
-    directory = Path(config.getoption("--expectations"))
+    directory = _expectations(config)
     try:
         for spec in _engines(config):
             module = engine_module(spec)
@@ -126,8 +132,14 @@ def _validate(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc).strip('"')) from None
 
 
+def _expectations(config: pytest.Config) -> Path:
+    given = config.getoption("--expectations")
+    return Path(given) if given else expectations_dir(config.getoption("--vocabulary"))
+
+
 @pytest.hookimpl(tryfirst=True)  # before hypothesis's plugin loads the profile and fails with a traceback
 def pytest_configure(config: pytest.Config) -> None:
+    use_vocabulary(config.getoption("--vocabulary"))
     if not _grading(config) or _is_worker(config):
         return
     _validate(config)
@@ -182,7 +194,7 @@ def grader(pytestconfig: pytest.Config):
 @pytest.fixture(scope="session")
 def known(pytestconfig: pytest.Config):
     """Each engine's expectations, loaded once per process (validated before the run began)."""
-    directory = Path(pytestconfig.getoption("--expectations"))
+    directory = _expectations(pytestconfig)
     loaded: dict[str, expectations.Expectations] = {}
 
     def of(engine: str) -> expectations.Expectations:
@@ -214,8 +226,11 @@ def rerun_command(config: pytest.Config, cell: Cell) -> str:
     profile = _profile(config)
     if profile != CI:
         options += ["--hypothesis-profile", profile]
-    directory = Path(config.getoption("--expectations")).resolve()
-    if directory != EXPECTATIONS_DIR.resolve():
+    tier = config.getoption("--vocabulary")
+    if tier != REAL:
+        options += ["--vocabulary", tier]
+    directory = _expectations(config).resolve()
+    if directory != expectations_dir(tier).resolve():
         options += ["--expectations", _shown(directory)]
     for option, default in (("--hang-after", Limits.hang_after), ("--memory-limit", Limits.memory_limit_mb)):
         if config.getoption(option) != default:
@@ -258,7 +273,8 @@ def _families_json() -> list[dict[str, Any]]:
                 positions[c.id] = {"state": "unimplemented", "note": position.reason}
             else:
                 positions[c.id] = {"state": "sample", "note": position.note}
-        rows.append({"name": family.name, "title": family.title, "positions": positions})
+        rows.append({"name": family.name, "title": family.title, "vocabulary": vocabulary_label(family),
+                     "positions": positions})
     return rows
 
 
@@ -291,6 +307,7 @@ def _document(config: pytest.Config, cells: list[dict[str, Any]]) -> dict[str, A
             "commit": _commit(),
             "command": "pytest " + " ".join(config.invocation_params.args),
             "hypothesis_profile": _profile(config),
+            "vocabulary": config.getoption("--vocabulary"),
             "seed": config.getoption("hypothesis_seed", default=None),
             "workers": int(numprocesses) if str(numprocesses).isdigit() else 0,
             "cpu_load": config.getoption("--cpu-load"),

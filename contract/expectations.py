@@ -415,18 +415,22 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m contract.expectations RESULTS... [--dir DIR]`: refresh every engine's files from runs."""
     import argparse
 
+    from fixtures import expectations_dir
+
     parser = argparse.ArgumentParser(prog="python -m contract.expectations", description=main.__doc__)
     parser.add_argument("results", type=Path, nargs="+")
-    parser.add_argument("--dir", type=Path, default=Path(__file__).parents[1] / "fixtures" / "expectations")
+    parser.add_argument("--dir", type=Path, help="default: the folder of the vocabulary tier the run graded in")
     args = parser.parse_args(argv)
     for results in args.results:
         try:
-            cells = json.loads(results.read_text(encoding="utf-8"))["cells"]
+            document = json.loads(results.read_text(encoding="utf-8"))
+            cells = document["cells"]
         except (OSError, ValueError, KeyError) as exc:
             print(f"{results}: cannot read cells: {exc}")
             return 2
+        folder = args.dir or expectations_dir(document["run"].get("vocabulary") or "real")
         for engine in sorted({c["engine"] for c in cells}):
-            path = args.dir / f"{engine}.toml"
+            path = folder / f"{engine}.toml"
             try:
                 added, refreshed, removed = update(path, engine, cells)
             except ExpectationError as exc:

@@ -17,6 +17,7 @@ from .catalog import CATALOG, Case, Reasoning, Scenario, Truncation
 from .expected import Expected, derive, generation_stop, reasoning_kept_in_content
 from .model import RequestContext
 from .rendering import Rendered, Role, TextBuilder, truncate
+from .vocabulary import Vocabulary
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,8 @@ class Family:
     added_tokens: tuple[str, ...] = ()  # single tokens that are not special (`"special": false`)
     native_ids: str = ""  # the native tool-call id scheme, "" if none
     entity_rule: str = ""  # how XML-like values treat &, < and entities
-    corpus: str = field(default="", repr=False)  # extra text to train the family's tokenizer on
+    corpus: str = field(default="", repr=False)  # extra text to train the family's synthetic tokenizer on
+    vocabulary: Vocabulary | None = None  # the closest real vocabulary within reach; None: synthetic only
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.positions) - {c.id for c in CATALOG})

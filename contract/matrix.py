@@ -23,7 +23,7 @@ from .family import Family, NotApplicable, Sample, Unimplemented
 from .grading import Graded, Subject, grade
 from .profiles import profile
 from .progress import Call, Progress
-from .tokenizer import TokenStream, family_tokenizer, token_stream
+from .tokenizer import TokenStream, family_stream, vocabulary_label
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ class Grader:
     def _stream(self, family: Family, sample: Sample) -> TokenStream:
         key = (family.name, sample.case.id)
         if key not in self._streams:
-            self._streams[key] = token_stream(family_tokenizer(family), sample.rendered)
+            self._streams[key] = family_stream(family, sample.rendered)
         return self._streams[key]
 
     def _subject(self, cell: Cell, parser: ParserUnderTest, family: Family, sample: Sample) -> Subject:
@@ -266,7 +266,8 @@ def _base_record(cell: Cell) -> dict[str, Any]:
     the_mode: Mode = mode(cell.mode)
     return {
         "engine": cell.engine_name, "parser": cell.parser, "family": cell.family, "case": cell.case,
-        "kind": the_case.kind, "mode": cell.mode, "tier": the_mode.tier, "outcome": None, "failures": [],
+        "kind": the_case.kind, "mode": cell.mode, "tier": the_mode.tier,
+        "vocabulary": vocabulary_label(all_families()[cell.family]), "outcome": None, "failures": [],
         "notes": [], "reason": None, "link": None, "untriaged": False, "diff": None, "input": None,
         "expected": None, "observed": None, "chunking": None, "holdback": None, "examples": None,
         "duration_s": 0.0, "parse_cpu_s": None, "reference_cpu_s": None, "slowdown": None, "error": None,

@@ -30,7 +30,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from fixtures import EXPECTATIONS_DIR, all_families
+from fixtures import all_families, expectations_dir
 
 from . import assembly, checks, compare, expectations, expected, model
 from .adapter import Engine, ParserUnderTest, engine_module
@@ -42,7 +42,15 @@ from .matrix import Cell, plan
 from .model import Chunk, Message
 from .profiles import CI, profile
 from .provenance import installed_build
-from .tokenizer import TokenStream, family_tokenizer, token_stream
+from .tokenizer import (
+    REAL,
+    TIERS,
+    TokenStream,
+    family_stream,
+    use_vocabulary,
+    vocabulary_label,
+    vocabulary_tier,
+)
 
 NODE = re.compile(r"test_cell\[(?P<id>.+)\]$")
 
@@ -140,7 +148,7 @@ def replay(cell: Cell, hypothesis_profile: str = CI) -> Replayed:
     if cell.parser_name in engine.reasoning_in_content and family.reasoning:
         sample = sample.with_reasoning_in_content(family.reasoning)
     parser = engine.factories[cell.parser_name](family)
-    stream = token_stream(family_tokenizer(family), sample.rendered)
+    stream = family_stream(family, sample.rendered)
     subject = RecordingSubject(parser, family, sample, stream)
     graded = grade(subject, mode(cell.mode), profile(hypothesis_profile))
     if graded.status == "pass":
@@ -220,7 +228,8 @@ def script(replayed: Replayed, parts: EngineRepro, tokenizer_file: str) -> str:
     preferred = sample.expected.preferred
     build = installed_build(replayed.engine.distribution).to_json() if replayed.engine.distribution else {}
     verdict = "passes" if replayed.status == "pass" else f"{replayed.status}s"
-    known = expectations.load(EXPECTATIONS_DIR / f"{replayed.engine.name}.toml").lookup(cell.parser, cell.case, cell.mode)
+    known = expectations.load(expectations_dir(vocabulary_tier()) / f"{replayed.engine.name}.toml").lookup(
+        cell.parser, cell.case, cell.mode)
     if known is not None:
         verdict += f" (known broken: {known.reason}" + (f"; {known.link}" if known.link else "") + ")"
     failures = "\n".join(f"  {f.check}: {f.detail}" for f in replayed.failures) or "  (none)"
@@ -230,6 +239,7 @@ def script(replayed: Replayed, parts: EngineRepro, tokenizer_file: str) -> str:
         + (f" (graded build: {build.get('source')} {build.get('url') or ''} {build.get('commit') or ''})".rstrip()
            if build.get("source") not in (None, "index") else "") + "\n"
         f"case {cell.case}: {case(cell.case).title}\n"
+        f"vocabulary: {vocabulary_label(all_families()[cell.family])} (its tokenizer is {tokenizer_file(cell)})\n"
         f"mode {cell.mode}: " + ("one-shot parsing of the whole output" if cell.mode == "batch" else
                                  f"streaming, {len(replayed.chunkings)} chunking(s) below, one engine step per chunk")
         + "\n\n"
@@ -310,7 +320,8 @@ def file_stem(cell: Cell) -> str:
 
 
 def tokenizer_file(cell: Cell) -> str:
-    return f"{file_stem(cell)}.tokenizer.json"
+    """Named by family and tier: repros of one family's cells share the file (a real vocabulary is large)."""
+    return f"{cell.family}.{vocabulary_tier()}.tokenizer.json"
 
 
 def write_repro(cell: Cell, out: Path, hypothesis_profile: str = CI) -> tuple[Path, Replayed]:
@@ -345,7 +356,9 @@ def _spread(cells: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
 
 def verify(results: Path, known_broken: int, passing: int, out: Path) -> int:
     """Repros of a sample must fail (known-broken cells) or pass (passing cells) as recorded; 1 if any does not."""
-    cells = json.loads(results.read_text(encoding="utf-8"))["cells"]
+    document = json.loads(results.read_text(encoding="utf-8"))
+    cells = document["cells"]
+    use_vocabulary(document["run"].get("vocabulary") or REAL)
     sample = ([("xfail", c) for c in _spread([c for c in cells if c["outcome"] == "xfail"], known_broken)]
               + [("pass", c) for c in _spread([c for c in cells if c["outcome"] == "pass"], passing)])
     wrong = 0
@@ -382,10 +395,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("cell", nargs="?", help="cell id (engine/parser:case:mode) or the rerun node id")
     parser.add_argument("--out", type=Path, default=Path("reports/out/repro"), help="folder to write into")
     parser.add_argument("--hypothesis-profile", default=CI, help="as the cell was graded (random/chars cells)")
+    parser.add_argument("--vocabulary", choices=TIERS, default=REAL, help="the tier the cell was graded in")
     parser.add_argument("--verify", type=Path, metavar="RESULTS", help="check repros of a sample of this results file")
     parser.add_argument("--known-broken", type=int, default=10)
     parser.add_argument("--passing", type=int, default=5)
     args = parser.parse_args(argv)
+    use_vocabulary(args.vocabulary)
     if args.verify:
         return verify(args.verify, args.known_broken, args.passing, args.out)
     if not args.cell:

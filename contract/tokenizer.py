@@ -1,6 +1,11 @@
-"""A per-family tokenizer built offline with `tokenizers`, and token streams of rendered samples.
+"""A per-family tokenizer, and token streams of rendered samples.
 
-Byte-level BPE trained on a small fixed English/JSON corpus (so CJK, emoji and RTL text split
+Two tiers (`--vocabulary`). `real` (the default): a family with a real vocabulary
+(`Family.vocabulary`, see `contract.vocabulary`) is tokenized as its model's tokenizer tokenizes
+the text: the markup's marker tokens where the markup has them, every run of text between them
+encoded by the tokenizer's model, so a sample's ids equal `tokenizer.encode(text)` wherever no
+payload quotes a marker. Families without one, and every family in the `synthetic` tier, use a
+byte-level BPE trained on a small fixed English/JSON corpus (so CJK, emoji and RTL text split
 into byte tokens and incremental detokenization yields empty deltas mid-character), with the
 family's single-token markers added: special ones as special tokens, the rest as added tokens
 with `special=False`. Payload text (narration, reasoning, arguments) is encoded with the BPE
@@ -9,6 +14,7 @@ model alone, so a marker quoted inside an argument becomes ordinary tokens, as a
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import cache
 
@@ -17,6 +23,29 @@ from tokenizers.decoders import DecodeStream
 
 from .family import Family
 from .rendering import Kind, Rendered
+from .vocabulary import load
+
+REAL, SYNTHETIC = "real", "synthetic"
+TIERS = (REAL, SYNTHETIC)
+TIER_ENV = "MATRIX_VOCABULARY"  # carries the tier into the processes a run starts (isolated parser workers)
+_tier = os.environ.get(TIER_ENV) or REAL
+
+
+def use_vocabulary(tier: str) -> None:
+    """The tier every later `family_tokenizer` call of this process, and of processes it starts, serves."""
+    global _tier
+    if tier not in TIERS:
+        raise ValueError(f"vocabulary tier {tier!r}: one of {', '.join(TIERS)}")
+    _tier = os.environ[TIER_ENV] = tier
+
+
+def vocabulary_tier() -> str:
+    return _tier
+
+
+def vocabulary_label(family: Family) -> str:
+    """What a family's cells are graded on: `real:<package>@<version>` or `synthetic`."""
+    return family.vocabulary.label if _tier == REAL and family.vocabulary else SYNTHETIC
 
 _CORPUS = (
     "The quick brown fox jumps over the lazy dog. I should call the weather tool for Paris, then answer.\n"
@@ -28,8 +57,15 @@ _CORPUS = (
 VOCAB_SIZE = 1200
 
 
-@cache
 def family_tokenizer(family: Family) -> Tokenizer:
+    """The family's tokenizer in the current tier."""
+    if _tier == REAL and family.vocabulary:
+        return load(family.vocabulary)
+    return synthetic_tokenizer(family)
+
+
+@cache
+def synthetic_tokenizer(family: Family) -> Tokenizer:
     """Deterministic: the same family gives the same vocabulary in every process (xdist workers)."""
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
@@ -52,7 +88,9 @@ def encode_markup(tokenizer: Tokenizer, text: str) -> list[int]:
 
 def encode_payload(tokenizer: Tokenizer, text: str) -> list[int]:
     """Payload never produces a marker token, even when it quotes a marker's text."""
-    pieces = tokenizer.pre_tokenizer.pre_tokenize_str(text)
+    if tokenizer.normalizer is not None:
+        text = tokenizer.normalizer.normalize_str(text)
+    pieces = tokenizer.pre_tokenizer.pre_tokenize_str(text) if tokenizer.pre_tokenizer else [(text, None)]
     return [token.id for piece, _ in pieces for token in tokenizer.model.tokenize(piece)]
 
 
@@ -88,10 +126,52 @@ def _groups(rendered: Rendered) -> list[tuple[bool, str]]:
     return groups
 
 
-def token_stream(tokenizer: Tokenizer, rendered: Rendered) -> TokenStream:
-    ids: list[int] = []
+def _runs(tokenizer: Tokenizer, rendered: Rendered) -> list[tuple[int | None, str]]:
+    """The text as (marker token id, marker) where the markup has a single-token marker, and
+    (None, text) for each run of text between them, payload and markup alike."""
+    markers = {t.content: i for i, t in tokenizer.get_added_tokens_decoder().items()}
+    runs: list[tuple[int | None, str]] = []
     for markup, text in _groups(rendered):
-        ids += encode_markup(tokenizer, text) if markup else encode_payload(tokenizer, text)
+        pieces = (encoding_pieces(tokenizer, text, markers) if markup else [(None, text)])
+        for token, piece in pieces:
+            if token is None and runs and runs[-1][0] is None:
+                runs[-1] = (None, runs[-1][1] + piece)
+            else:
+                runs.append((token, piece))
+    return runs
+
+
+def encoding_pieces(tokenizer: Tokenizer, text: str, markers: dict[str, int]) -> list[tuple[int | None, str]]:
+    """Markup split where `tokenizer.encode` matches an added token."""
+    out: list[tuple[int | None, str]] = []
+    encoding = tokenizer.encode(text, add_special_tokens=False)
+    at = 0
+    for token, (start, end) in zip(encoding.ids, encoding.offsets, strict=True):
+        if text[start:end] in markers and markers[text[start:end]] == token:
+            if start > at:
+                out.append((None, text[at:start]))
+            out.append((token, text[start:end]))
+            at = end
+    if at < len(text):
+        out.append((None, text[at:]))
+    return out
+
+
+def family_stream(family: Family, rendered: Rendered) -> TokenStream:
+    """A sample's token stream on the family's tokenizer of the current tier."""
+    return token_stream(family_tokenizer(family), rendered, real=vocabulary_label(family) != SYNTHETIC)
+
+
+def token_stream(tokenizer: Tokenizer, rendered: Rendered, real: bool = False) -> TokenStream:
+    """`real` encodes as the model's tokenizer would; otherwise markup and payload spans are encoded
+    apart, as the synthetic tier always has."""
+    ids: list[int] = []
+    if real:
+        for token, text in _runs(tokenizer, rendered):
+            ids += [token] if token is not None else encode_payload(tokenizer, text)
+    else:
+        for markup, text in _groups(rendered):
+            ids += encode_markup(tokenizer, text) if markup else encode_payload(tokenizer, text)
     decoder = DecodeStream(skip_special_tokens=False)
     pieces = tuple(decoder.step(tokenizer, i) or "" for i in ids)
     stream = TokenStream(tuple(ids), pieces)

@@ -13,7 +13,7 @@ from contract.chunking import token_chunks
 from contract.compare import normalized
 from contract.family import Sample
 from contract.model import Chunk, Delta, Message, RequestContext
-from contract.tokenizer import family_tokenizer, token_stream
+from contract.tokenizer import family_stream
 from fixtures import all_families, family
 from fixtures.families.kimi_k2 import ARGUMENT_BEGIN, CALL_BEGIN, SECTION_BEGIN
 from parsers.reference import load
@@ -33,7 +33,7 @@ def _parser(name: str) -> ParserUnderTest:
 
 def _fed_one_token_at_a_time(sample: Sample) -> tuple[Message, list[tuple[str, str]]]:
     """The assembled message, and the (content, reasoning) shown so far after every chunk."""
-    stream = token_stream(family_tokenizer(family(sample.family)), sample.rendered)
+    stream = family_stream(family(sample.family), sample.rendered)
     session = _parser(sample.family).open_stream(sample.context)
     deltas: list[Delta] = []
     content = reasoning = ""
@@ -49,7 +49,7 @@ def _fed_one_token_at_a_time(sample: Sample) -> tuple[Message, list[tuple[str, s
 
 
 def _batch(sample: Sample) -> Message:
-    ids = token_stream(family_tokenizer(family(sample.family)), sample.rendered).ids
+    ids = family_stream(family(sample.family), sample.rendered).ids
     return _parser(sample.family).parse(sample.text, ids, sample.context, sample.stop)
 
 
