@@ -15,6 +15,7 @@ model alone, so a marker quoted inside an argument becomes ordinary tokens, as a
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from functools import cache
 
@@ -126,49 +127,40 @@ def _groups(rendered: Rendered) -> list[tuple[bool, str]]:
     return groups
 
 
-def _runs(tokenizer: Tokenizer, rendered: Rendered) -> list[tuple[int | None, str]]:
-    """The text as (marker token id, marker) where the markup has a single-token marker, and
-    (None, text) for each run of text between them, payload and markup alike."""
-    markers = {t.content: i for i, t in tokenizer.get_added_tokens_decoder().items()}
-    runs: list[tuple[int | None, str]] = []
+def _real_runs(rendered: Rendered, markers: tuple[str, ...]) -> list[tuple[bool, str]]:
+    """The text as (quoted, text) runs: a marker's text inside payload is quoted (a model writes it as
+    ordinary tokens); everything else, markup and payload alike, runs together as the tokenizer sees it."""
+    pattern = re.compile("|".join(map(re.escape, sorted(markers, key=len, reverse=True)))) if markers else None
+    runs: list[tuple[bool, str]] = []
     for markup, text in _groups(rendered):
-        pieces = (encoding_pieces(tokenizer, text, markers) if markup else [(None, text)])
-        for token, piece in pieces:
-            if token is None and runs and runs[-1][0] is None:
-                runs[-1] = (None, runs[-1][1] + piece)
-            else:
-                runs.append((token, piece))
+        pieces = [text] if markup or pattern is None else pattern.split(text)
+        quotes = [] if markup or pattern is None else pattern.findall(text)
+        for n, piece in enumerate(pieces):
+            if piece:
+                if runs and not runs[-1][0]:
+                    runs[-1] = (False, runs[-1][1] + piece)
+                else:
+                    runs.append((False, piece))
+            if n < len(quotes):
+                runs.append((True, quotes[n]))
     return runs
-
-
-def encoding_pieces(tokenizer: Tokenizer, text: str, markers: dict[str, int]) -> list[tuple[int | None, str]]:
-    """Markup split where `tokenizer.encode` matches an added token."""
-    out: list[tuple[int | None, str]] = []
-    encoding = tokenizer.encode(text, add_special_tokens=False)
-    at = 0
-    for token, (start, end) in zip(encoding.ids, encoding.offsets, strict=True):
-        if text[start:end] in markers and markers[text[start:end]] == token:
-            if start > at:
-                out.append((None, text[at:start]))
-            out.append((token, text[start:end]))
-            at = end
-    if at < len(text):
-        out.append((None, text[at:]))
-    return out
 
 
 def family_stream(family: Family, rendered: Rendered) -> TokenStream:
     """A sample's token stream on the family's tokenizer of the current tier."""
-    return token_stream(family_tokenizer(family), rendered, real=vocabulary_label(family) != SYNTHETIC)
+    real = vocabulary_label(family) != SYNTHETIC
+    markers = (*family.special_tokens, *family.added_tokens) if real else None
+    return token_stream(family_tokenizer(family), rendered, markers)
 
 
-def token_stream(tokenizer: Tokenizer, rendered: Rendered, real: bool = False) -> TokenStream:
-    """`real` encodes as the model's tokenizer would; otherwise markup and payload spans are encoded
-    apart, as the synthetic tier always has."""
+def token_stream(tokenizer: Tokenizer, rendered: Rendered, markers: tuple[str, ...] | None = None) -> TokenStream:
+    """With `markers` (a real vocabulary's single-token markers), the text is encoded as the model's
+    tokenizer encodes it, except that a marker quoted in payload is ordinary tokens; without, markup
+    and payload spans are encoded apart, as the synthetic tier always has."""
     ids: list[int] = []
-    if real:
-        for token, text in _runs(tokenizer, rendered):
-            ids += [token] if token is not None else encode_payload(tokenizer, text)
+    if markers is not None:
+        for quoted, text in _real_runs(rendered, markers):
+            ids += encode_payload(tokenizer, text) if quoted else encode_markup(tokenizer, text)
     else:
         for markup, text in _groups(rendered):
             ids += encode_markup(tokenizer, text) if markup else encode_payload(tokenizer, text)

