@@ -30,7 +30,7 @@ from contract.isolation import IsolatedGrader, Limits
 from contract.matrix import Cell, Grader, parser_names, plan
 from contract.profiles import CI, EXAMPLES
 from contract.provenance import installed_build
-from contract.tokenizer import REAL, TIERS, use_vocabulary, vocabulary_label
+from contract.tokenizer import REAL, SYNTHETIC, TIERS, use_vocabulary, vocabulary_label
 from fixtures import all_families, expectations_dir
 
 ROOT = Path(__file__).parent
@@ -200,6 +200,23 @@ def known(pytestconfig: pytest.Config):
     def of(engine: str) -> expectations.Expectations:
         if engine not in loaded:
             loaded[engine] = expectations.load(directory / f"{engine}.toml")
+        return loaded[engine]
+
+    return of
+
+
+@pytest.fixture(scope="session")
+def other_tier(pytestconfig: pytest.Config):
+    """The other vocabulary tier's expectations of an engine (None with --expectations, or without a file):
+    they tell which tier a failure needs."""
+    tier = SYNTHETIC if pytestconfig.getoption("--vocabulary") == REAL else REAL
+    loaded: dict[str, tuple[str, expectations.Expectations] | None] = {}
+
+    def of(engine: str) -> tuple[str, expectations.Expectations] | None:
+        if engine not in loaded:
+            path = expectations_dir(tier) / f"{engine}.toml"
+            custom = pytestconfig.getoption("--expectations")
+            loaded[engine] = None if custom or not path.exists() else (tier, expectations.load(path))
         return loaded[engine]
 
     return of

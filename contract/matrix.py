@@ -239,11 +239,17 @@ def _record_graded(the_case: Case, graded: Graded, record: dict[str, Any]) -> No
     )
 
 
-def judge(record: dict[str, Any], known: expectations.Expectations) -> dict[str, Any]:
-    """Turn a graded status into the cell's verdict against what is known about it (xfail, fixed, changed)."""
+def judge(record: dict[str, Any], known: expectations.Expectations,
+          other_tier: tuple[str, expectations.Expectations] | None = None) -> dict[str, Any]:
+    """Turn a graded status into the cell's verdict against what is known about it (xfail, fixed, changed);
+    with the other vocabulary tier's expectations, a note says which tier a failure needs."""
     status = record["outcome"]
     if status not in GRADED:
         return record
+    if other_tier is not None and all_families()[record["family"]].vocabulary is not None:
+        note = _tier_note(status != "pass", *other_tier, record)
+        if note:
+            record["notes"] = [*record["notes"], note]
     entry = known.lookup(record["parser"], record["case"], record["mode"])
     recorded = known.recorded(record["parser"], record["case"], record["mode"])
     verdict = expectations.resolve(status, record["signature"] or {}, entry, recorded)
@@ -254,6 +260,16 @@ def judge(record: dict[str, Any], known: expectations.Expectations) -> dict[str,
         assert entry is not None
         record["reason"] = f"known broken ({entry.reason}) but passes now: remove this mode from the entry"
     return record
+
+
+def _tier_note(failing: bool, tier: str, other: expectations.Expectations, record: dict[str, Any]) -> str | None:
+    """Whether the cell fails on the other vocabulary tier too (each tier is triaged in full)."""
+    there = other.lookup(record["parser"], record["case"], record["mode"]) is not None
+    if failing:
+        return (f"vocabulary: known broken on the {tier} tier too" if there else
+                f"vocabulary: fails on {record['vocabulary']} only; passes on the {tier} tier")
+    return (f"vocabulary: passes on {record['vocabulary']}; known broken on the {tier} tier only "
+            f"(--vocabulary {tier} shows it)") if there else None
 
 
 def _input(sample: Sample, stream: TokenStream) -> dict[str, Any]:

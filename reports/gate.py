@@ -21,6 +21,7 @@ from typing import Any
 from tabulate import tabulate
 
 from reports.merge import load_merged
+from reports.summary import cell_vocabulary
 from reports.text import inert_markdown, inert_terminal
 
 PASSING = frozenset({"pass", "fixed"})
@@ -165,6 +166,11 @@ def cautions(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> list[
                      f"{', '.join(sorted(map(str, profiles[1])))}): random and chars cells saw different chunkings")
     if [c["id"] for c in baseline["cases"]] != [c["id"] for c in candidate["cases"]]:
         found.append("the case catalogs differ: grade both sides at the same commit of the matrix")
+    vocabulary = [{c["family"]: cell_vocabulary(c) for c in d["cells"]} for d in (baseline, candidate)]
+    moved = sorted(f for f in vocabulary[0].keys() & vocabulary[1].keys() if vocabulary[0][f] != vocabulary[1][f])
+    if moved:
+        found.append(f"{len(moved)} families were tokenized on different vocabularies ({', '.join(moved)}; e.g. "
+                     f"{vocabulary[0][moved[0]]} vs {vocabulary[1][moved[0]]}): their streamed deltas differ")
     return found
 
 

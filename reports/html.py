@@ -16,7 +16,9 @@ from reports.coverage import engine_coverage
 from reports.load import MODES, OUTCOMES
 from reports.summary import (
     SLOW_FACTOR,
+    SYNTHETIC,
     all_parsers,
+    cell_vocabulary,
     count_outcomes,
     format_duration,
     format_score,
@@ -304,6 +306,7 @@ class _Matrix:
             "name": parser["parser"].split("/", 1)[-1],
             "anchor": row_anchor(parser["parser"]),
             "cells": [self.cell(parser["parser"], case) for case in self.columns],
+            "vocabulary": scores["vocabulary"],
             "score": format_score(scores["score"]),
             "char_score": format_score(scores["char_score"]),
             "speed": format_slowdown(scores["slowest"]),
@@ -342,6 +345,15 @@ def _run_lines(run: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _vocabulary_lines(results: dict[str, Any]) -> list[str]:
+    """Which vocabulary each graded family was tokenized on, real ones first."""
+    by_vocabulary: dict[str, set[str]] = {}
+    for cell in results["cells"]:
+        by_vocabulary.setdefault(cell_vocabulary(cell), set()).add(cell["family"])
+    return [f"{label}: {', '.join(sorted(families))}"
+            for label, families in sorted(by_vocabulary.items(), key=lambda kv: (kv[0] == SYNTHETIC, kv[0]))]
+
+
 def _context(results: dict[str, Any]) -> dict[str, Any]:
     run = results["run"]
     case_groups = _case_groups(results["cases"])
@@ -368,6 +380,7 @@ def _context(results: dict[str, Any]) -> dict[str, Any]:
         "columns": columns,
         "engines": engine_rows,
         "coverage": [entry.line() for entry in engine_coverage(run)],
+        "vocabularies": _vocabulary_lines(results),
         "case_scores": case_scores,
         "cells_json": matrix.script_data(),
     }

@@ -72,6 +72,17 @@ def all_parsers(results: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 CHAR_TIER = "char"
+SYNTHETIC = "synthetic"
+
+
+def cell_vocabulary(cell: dict[str, Any]) -> str:
+    """What the cell was tokenized on: `real:<package>@<version>` or `synthetic` (every cell before
+    real vocabularies existed)."""
+    return cell.get("vocabulary") or SYNTHETIC
+
+
+def vocabularies(cells: Iterable[dict[str, Any]]) -> str:
+    return ", ".join(sorted({cell_vocabulary(c) for c in cells})) or "—"
 
 
 def in_char_tier(cell: dict[str, Any]) -> bool:
@@ -92,6 +103,7 @@ def parser_scores(results: dict[str, Any]) -> list[dict[str, Any]]:
             {
                 "parser": parser["parser"],
                 "family": parser["family"],
+                "vocabulary": vocabularies(cells),
                 **count_outcomes(cells),
                 "score": score(count_outcomes(c for c in cells if not in_char_tier(c))),
                 "char_score": score(count_outcomes(c for c in cells if in_char_tier(c))),
@@ -421,10 +433,11 @@ def _parsers_section(results: dict[str, Any], style: _Style) -> tuple[str, str]:
     rows = parser_scores(results)
     shown = [o for o in OUTCOMES if any(row[o] for row in rows)]
     table = style.table(
-        [[style.parser(row["parser"]), style.text(row["family"]), *(row[o] for o in shown),
-          format_score(row["score"]), format_score(row["char_score"]), format_slowdown(row["slowest"])]
+        [[style.parser(row["parser"]), style.text(row["family"]), style.text(row["vocabulary"]),
+          *(row[o] for o in shown), format_score(row["score"]), format_score(row["char_score"]),
+          format_slowdown(row["slowest"])]
          for row in rows],
-        ["parser", "family", *shown, "score", "char tier", "speed"],
+        ["parser", "family", "vocabulary", *shown, "score", "char tier", "speed"],
     )
     return "Parsers", table
 

