@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlx_lm.tokenizer_utils import BPEStreamingDetokenizer, NaiveStreamingDetokenizer
+from tokenizers import decoders
 from vllm_mlx import server as mlx_server
 from vllm_mlx.api.models import ChatCompletionRequest
 from vllm_mlx.api.utils import clean_output_text
@@ -46,8 +47,7 @@ MAX_TOKENS = 4096  # the request's budget: larger than any sample, so only the s
 
 def detokenizer(tokenizer: Any) -> Any:
     """The streaming detokenizer `mlx_lm.tokenizer_utils.load` picks: BPE for a byte-level decoder."""
-    decoder = json.loads(tokenizer.backend_tokenizer.to_str()).get("decoder") or {}
-    if decoder.get("type") == "ByteLevel":
+    if isinstance(tokenizer.backend_tokenizer.decoder, decoders.ByteLevel):
         return BPEStreamingDetokenizer(tokenizer)
     return NaiveStreamingDetokenizer(tokenizer)
 
