@@ -246,7 +246,8 @@ def judge(record: dict[str, Any], known: expectations.Expectations,
     status = record["outcome"]
     if status not in GRADED:
         return record
-    if other_tier is not None and all_families()[record["family"]].vocabulary is not None:
+    graded_on = all_families().get(record["family"] or "")
+    if other_tier is not None and graded_on is not None and graded_on.vocabulary is not None:
         note = _tier_note(status != "pass", *other_tier, record)
         if note:
             record["notes"] = [*record["notes"], note]
@@ -283,7 +284,8 @@ def _base_record(cell: Cell) -> dict[str, Any]:
     return {
         "engine": cell.engine_name, "parser": cell.parser, "family": cell.family, "case": cell.case,
         "kind": the_case.kind, "mode": cell.mode, "tier": the_mode.tier,
-        "vocabulary": vocabulary_label(all_families()[cell.family]), "outcome": None, "failures": [],
+        "vocabulary": vocabulary_label(all_families()[cell.family]) if cell.family in all_families() else None,
+        "outcome": None, "failures": [],
         "notes": [], "reason": None, "link": None, "untriaged": False, "diff": None, "input": None,
         "expected": None, "observed": None, "chunking": None, "holdback": None, "examples": None,
         "duration_s": 0.0, "parse_cpu_s": None, "reference_cpu_s": None, "slowdown": None, "error": None,
