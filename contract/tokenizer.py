@@ -2,9 +2,8 @@
 
 Two tiers (`--vocabulary`). `real` (the default): a family with a real vocabulary
 (`Family.vocabulary`, see `contract.vocabulary`) is tokenized as its model's tokenizer tokenizes
-the text: the markup's marker tokens where the markup has them, every run of text between them
-encoded by the tokenizer's model, so a sample's ids equal `tokenizer.encode(text)` wherever no
-payload quotes a marker. Families without one, and every family in the `synthetic` tier, use a
+the text, so a sample's ids equal `tokenizer.encode(text)`, except that a marker quoted in
+payload is ordinary tokens (the model writes it so). Families without one, and every family in the `synthetic` tier, use a
 byte-level BPE trained on a small fixed English/JSON corpus (so CJK, emoji and RTL text split
 into byte tokens and incremental detokenization yields empty deltas mid-character), with the
 family's single-token markers added: special ones as special tokens, the rest as added tokens
@@ -47,6 +46,7 @@ def vocabulary_tier() -> str:
 def vocabulary_label(family: Family) -> str:
     """What a family's cells are graded on: `real:<package>@<version>` or `synthetic`."""
     return family.vocabulary.label if _tier == REAL and family.vocabulary else SYNTHETIC
+
 
 _CORPUS = (
     "The quick brown fox jumps over the lazy dog. I should call the weather tool for Paris, then answer.\n"
