@@ -26,6 +26,7 @@ standalone reproduction (`nox -s repro`) carries this very code.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -45,11 +46,21 @@ from contract.model import Delta, Message, ToolCall, ToolCallDelta
 MAX_TOKENS = 4096  # the request's budget: larger than any sample, so only the sample's own stop counts
 
 
+_PROTOTYPES: dict[int, tuple[Any, Any]] = {}  # id(tokenizer) -> (tokenizer, its detokenizer as first built)
+
+
 def detokenizer(tokenizer: Any) -> Any:
-    """The streaming detokenizer `mlx_lm.tokenizer_utils.load` picks: BPE for a byte-level decoder."""
-    if isinstance(tokenizer.backend_tokenizer.decoder, decoders.ByteLevel):
-        return BPEStreamingDetokenizer(tokenizer)
-    return NaiveStreamingDetokenizer(tokenizer)
+    """A fresh streaming detokenizer of the class `mlx_lm.tokenizer_utils.load` picks (BPE for a byte-level
+    decoder). mlx-lm builds one per request, mapping the whole vocabulary each time; the map is read-only,
+    so a reset copy of the first one is the same detokenizer without that cost."""
+    if not isinstance(tokenizer.backend_tokenizer.decoder, decoders.ByteLevel):
+        return NaiveStreamingDetokenizer(tokenizer)  # holds no map: nothing to share
+    held = _PROTOTYPES.get(id(tokenizer))
+    if held is None or held[0] is not tokenizer:
+        held = _PROTOTYPES[id(tokenizer)] = (tokenizer, BPEStreamingDetokenizer(tokenizer))
+    fresh = copy.copy(held[1])
+    fresh.reset()
+    return fresh
 
 
 class _NextOutput:
