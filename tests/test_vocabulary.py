@@ -134,3 +134,16 @@ def test_a_cell_says_which_tier_its_failure_needs(family_name: str, status: str,
               "notes": [], "signature": {"status": status}, "vocabulary": vocabulary_label(all_families()[family_name])}
     judged = judge(record, expectations.NONE, ("synthetic", other))
     assert [n for n in judged["notes"] if n.startswith("vocabulary:")] == ([note] if note else [])
+
+
+@pytest.mark.parametrize(("tier", "label"), [("real", vocabularies.QWEN3.label), ("synthetic", SYNTHETIC)])
+def test_a_run_records_its_tier_and_reruns_in_it(tmp_path: Path, tier: str, label: str) -> None:
+    from tests.grading_run import grade
+
+    run = grade(tmp_path, "--engine", "reference", "--family", "hermes", "--case", "tool.single",
+                "--mode", "tokens", "--vocabulary", tier)
+    assert run.returncode == 0, run.output[-2000:]
+    [cell] = run.results["cells"]
+    assert (run.results["run"]["vocabulary"], cell["vocabulary"], cell["outcome"]) == (tier, label, "pass")
+    assert {f["name"]: f["vocabulary"] for f in run.results["families"]}["hermes"] == label
+    assert ("--vocabulary synthetic" in cell["rerun"]) is (tier == "synthetic")
