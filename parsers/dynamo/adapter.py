@@ -114,6 +114,11 @@ class DynamoParser:
     family: Family
     pipeline: Pipeline
 
+    def __post_init__(self) -> None:
+        """The frontend starts when the first parser is built, not inside the first timed call: loading every
+        model's real tokenizer takes it minutes, which would read as that parser's slowness."""
+        _frontend()
+
     def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
         ids = token_ids if token_ids is not None else tuple(encode_markup(family_tokenizer(self.family), text))
         steps = [Step((i,)) for i in ids]
