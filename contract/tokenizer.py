@@ -2,8 +2,8 @@
 
 Two tiers (`--vocabulary`). `real` (the default): a family with a real vocabulary
 (`Family.vocabulary`, see `contract.vocabulary`) is tokenized as its model's tokenizer tokenizes
-the text, so a sample's ids equal `tokenizer.encode(text)`, except that a marker quoted in
-payload is ordinary tokens (the model writes it so). Families without one, and every family in the `synthetic` tier, use a
+the text, so a sample's ids equal `tokenizer.encode(text)`, except that a payload span quoting a
+marker is ordinary tokens (the model writes it so), as the tokenizer's model splits that span. Families without one, and every family in the `synthetic` tier, use a
 byte-level BPE trained on a small fixed English/JSON corpus (so CJK, emoji and RTL text split
 into byte tokens and incremental detokenization yields empty deltas mid-character), with the
 family's single-token markers added: special ones as special tokens, the rest as added tokens
@@ -14,7 +14,6 @@ model alone, so a marker quoted inside an argument becomes ordinary tokens, as a
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from functools import cache
 
@@ -128,21 +127,16 @@ def _groups(rendered: Rendered) -> list[tuple[bool, str]]:
 
 
 def _real_runs(rendered: Rendered, markers: tuple[str, ...]) -> list[tuple[bool, str]]:
-    """The text as (quoted, text) runs: a marker's text inside payload is quoted (a model writes it as
-    ordinary tokens); everything else, markup and payload alike, runs together as the tokenizer sees it."""
-    pattern = re.compile("|".join(map(re.escape, sorted(markers, key=len, reverse=True)))) if markers else None
+    """The text as (quoting, text) runs: a payload span that spells a marker is quoting (a model writes it
+    as ordinary tokens, split as the tokenizer's model splits the whole span); everything else, markup
+    and payload alike, runs together as the tokenizer sees it."""
     runs: list[tuple[bool, str]] = []
     for markup, text in _groups(rendered):
-        pieces = [text] if markup or pattern is None else pattern.split(text)
-        quotes = [] if markup or pattern is None else pattern.findall(text)
-        for n, piece in enumerate(pieces):
-            if piece:
-                if runs and not runs[-1][0]:
-                    runs[-1] = (False, runs[-1][1] + piece)
-                else:
-                    runs.append((False, piece))
-            if n < len(quotes):
-                runs.append((True, quotes[n]))
+        quoting = not markup and any(marker in text for marker in markers)
+        if not quoting and runs and not runs[-1][0]:
+            runs[-1] = (False, runs[-1][1] + text)
+        else:
+            runs.append((quoting, text))
     return runs
 
 
@@ -159,8 +153,8 @@ def token_stream(tokenizer: Tokenizer, rendered: Rendered, markers: tuple[str, .
     and payload spans are encoded apart, as the synthetic tier always has."""
     ids: list[int] = []
     if markers is not None:
-        for quoted, text in _real_runs(rendered, markers):
-            ids += encode_payload(tokenizer, text) if quoted else encode_markup(tokenizer, text)
+        for quoting, text in _real_runs(rendered, markers):
+            ids += encode_payload(tokenizer, text) if quoting else encode_markup(tokenizer, text)
     else:
         for markup, text in _groups(rendered):
             ids += encode_markup(tokenizer, text) if markup else encode_payload(tokenizer, text)
