@@ -239,7 +239,7 @@ def script(replayed: Replayed, parts: EngineRepro, tokenizer_file: str) -> str:
         + (f" (graded build: {build.get('source')} {build.get('url') or ''} {build.get('commit') or ''})".rstrip()
            if build.get("source") not in (None, "index") else "") + "\n"
         f"case {cell.case}: {case(cell.case).title}\n"
-        f"vocabulary: {vocabulary_label(all_families()[cell.family])} (its tokenizer is {tokenizer_file(cell)})\n"
+        f"vocabulary: {vocabulary_label(all_families()[cell.family])} (its tokenizer is {tokenizer_file})\n"
         f"mode {cell.mode}: " + ("one-shot parsing of the whole output" if cell.mode == "batch" else
                                  f"streaming, {len(replayed.chunkings)} chunking(s) below, one engine step per chunk")
         + "\n\n"

@@ -7,6 +7,7 @@ behaviour, fails here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -174,11 +175,14 @@ def _one(run: Run, parser: str, mode: str) -> dict:
 
 
 def test_a_native_hang_is_stopped_and_says_where(run: Run) -> None:
-    """The regex spins inside C: only stopping the worker process ends it. The cell names the delta."""
+    """The regex spins inside C: only stopping the worker process ends it. The cell names the delta. (On an
+    overloaded machine the spinning worker may get under a quarter of a core, and the wall-time limit
+    stops it first: the same verdict, said as "blocked".)"""
     cell = _one(run, "hangs_in_native_code", "tokens")
     assert cell["outcome"] == "timeout"
     detail = cell["failures"][0]["detail"]
-    assert detail.startswith("hung: no progress after") and "of CPU time, in feed() of delta" in detail
+    assert re.match(r"hung: (no progress after .* of CPU time|blocked for \d+ s without returning), in feed\(\) "
+                    r"of delta", detail), detail
     assert "sunny" in detail  # the delta that completed the trigger word is quoted
     assert _one(run, "hangs_in_native_code", "batch")["failures"][0]["detail"].endswith("in parse() (one shot)")
 
