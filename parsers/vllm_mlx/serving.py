@@ -33,8 +33,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from mlx_lm.tokenizer_utils import BPEStreamingDetokenizer, NaiveStreamingDetokenizer
-from tokenizers import decoders
+from mlx_lm.tokenizer_utils import (
+    BPEStreamingDetokenizer,
+    NaiveStreamingDetokenizer,
+    SPMStreamingDetokenizer,
+    _is_bpe_decoder,
+    _is_spm_decoder,
+    _is_spm_decoder_no_space,
+)
 from vllm_mlx import server as mlx_server
 from vllm_mlx.api.models import ChatCompletionRequest
 from vllm_mlx.api.utils import clean_output_text
@@ -46,18 +52,29 @@ from contract.model import Delta, Message, ToolCall, ToolCallDelta
 MAX_TOKENS = 4096  # the request's budget: larger than any sample, so only the sample's own stop counts
 
 
-_PROTOTYPES: dict[int, tuple[Any, Any]] = {}  # id(tokenizer) -> (tokenizer, its detokenizer as first built)
+_PROTOTYPES: dict[int, tuple[Any, Any]] = {}  # id(tokenizer) -> (tokenizer, its first detokenizer or None)
+
+
+def _first_detokenizer(tokenizer: Any) -> Any:
+    """The streaming detokenizer `mlx_lm.tokenizer_utils.load` picks from tokenizer.json's decoder (its own
+    matchers), built once; None for the naive one, which maps nothing."""
+    decoder = json.loads(tokenizer.backend_tokenizer.to_str()).get("decoder")
+    if _is_spm_decoder(decoder):
+        return SPMStreamingDetokenizer(tokenizer)
+    if _is_spm_decoder_no_space(decoder):
+        return SPMStreamingDetokenizer(tokenizer, trim_space=False)
+    return BPEStreamingDetokenizer(tokenizer) if _is_bpe_decoder(decoder) else None
 
 
 def detokenizer(tokenizer: Any) -> Any:
-    """A fresh streaming detokenizer of the class `mlx_lm.tokenizer_utils.load` picks (BPE for a byte-level
-    decoder). mlx-lm builds one per request, mapping the whole vocabulary each time; the map is read-only,
-    so a reset copy of the first one is the same detokenizer without that cost."""
-    if not isinstance(tokenizer.backend_tokenizer.decoder, decoders.ByteLevel):
-        return NaiveStreamingDetokenizer(tokenizer)  # holds no map: nothing to share
+    """A fresh streaming detokenizer of the class mlx-lm picks. mlx-lm builds one per request, mapping the
+    whole vocabulary each time; the map is read-only, so a reset copy of the first is the same detokenizer
+    without that cost."""
     held = _PROTOTYPES.get(id(tokenizer))
     if held is None or held[0] is not tokenizer:
-        held = _PROTOTYPES[id(tokenizer)] = (tokenizer, BPEStreamingDetokenizer(tokenizer))
+        held = _PROTOTYPES[id(tokenizer)] = (tokenizer, _first_detokenizer(tokenizer))
+    if held[1] is None:
+        return NaiveStreamingDetokenizer(tokenizer)
     fresh = copy.copy(held[1])
     fresh.reset()
     return fresh
