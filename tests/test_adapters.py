@@ -50,11 +50,6 @@ ENGINE_BUGS = {
     ("vllm", "jamba", "tool.single"): "streaming garbles the arguments (invalid JSON)",
     ("sglang", "gpt-oss", "tool.single"): "batch: has_tool_call wants `<|start|>assistant<|channel|>commentary`, "
                                           "which the first output message (after the prompt's header) lacks",
-    ("lmdeploy", "qwen3coder", "tool.single"): "streaming: a `</parameter>` split other than after `</` or "
-                                              "`</parameter` leaks into the argument value",
-    ("lmdeploy", "interns2-preview", "tool.single"): "streaming: as qwen3coder (the same XML parser)",
-    ("lmdeploy", "deepseek-v32", "tool.single"): "streaming: DSML markers split off its prefix table lose the call",
-    ("lmdeploy", "deepseek-v4", "tool.single"): "streaming: DSML markers split off its prefix table lose the call",
     ("lmdeploy", "llama3", "tool.single"): "skip_special_tokens stays on: `<|python_tag|>` vanishes",
     ("dynamo", "glm45", "tool.single"): "the glm45 tool parser never recognizes GLM-4.5's layout (pairs on lines "
                                         "of their own): the call stays raw markup in content",
