@@ -4,11 +4,12 @@ Two tiers (`--vocabulary`). `real` (the default): a family with a real vocabular
 (`Family.vocabulary`, see `contract.vocabulary`) is tokenized as its model's tokenizer tokenizes
 the text, so a sample's ids equal `tokenizer.encode(text)`, except that a payload span quoting a
 marker is ordinary tokens (the model writes it so), split as the tokenizer's model splits that
-span. Families without one, and every family in the `synthetic` tier, use a byte-level BPE trained on a small fixed English/JSON corpus (so CJK, emoji and RTL text split
-into byte tokens and incremental detokenization yields empty deltas mid-character), with the
-family's single-token markers added: special ones as special tokens, the rest as added tokens
-with `special=False`. Payload text (narration, reasoning, arguments) is encoded with the BPE
-model alone, so a marker quoted inside an argument becomes ordinary tokens, as a model emits it.
+span. Families without one, and every family in the `synthetic` tier, use a byte-level BPE
+trained on a small fixed English/JSON corpus (so CJK, emoji and RTL text split into byte tokens
+and incremental detokenization yields empty deltas mid-character), with the family's single-token
+markers added: special ones as special tokens, the rest as added tokens with `special=False`.
+There, payload text (narration, reasoning, arguments) is encoded with the BPE model alone, so a
+marker quoted inside an argument becomes ordinary tokens, as a model emits it.
 """
 
 from __future__ import annotations
