@@ -26,7 +26,7 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from tokenizers import Tokenizer
+from tokenizers import AddedToken, Tokenizer
 
 CACHE_ENV = "MATRIX_VOCABULARIES"
 DEFAULT_CACHE = Path(__file__).parents[1] / ".nox" / ".cache" / "vocabularies"
@@ -172,8 +172,6 @@ def load(vocabulary: Vocabulary) -> Tokenizer:
                     model_vocab[after] = model_vocab.pop(before)
     tokenizer = Tokenizer.from_str(json.dumps(document))
     if vocabulary.extra_special:
-        from tokenizers import AddedToken
-
         present = [t for t in vocabulary.extra_special if tokenizer.token_to_id(t) is not None]
         if present:
             raise VocabularyError(f"{vocabulary.package.label} already has {present}: they are not extra")
