@@ -45,7 +45,15 @@ class EmptySection:
     """A tool section (or call block) opened and closed with nothing inside."""
 
 
-Segment = Reasoning | Content | Call | EmptySection
+@dataclass(frozen=True)
+class Stray:
+    """A control marker outside any section, written as markup: a placeholder (`{stray}`, `{start}`) the
+    family fills with one of its own markers. It carries no text of its own: the expected result drops it."""
+
+    marker: str
+
+
+Segment = Reasoning | Content | Call | EmptySection | Stray
 
 
 class Truncation(Enum):
@@ -59,6 +67,15 @@ class Style(Enum):
     CANONICAL = "canonical"
     WHITESPACE = "whitespace"  # extra whitespace wherever the format allows it
     VARIANT = "variant"  # the family's alternate marker spellings
+    LEADING_WHITESPACE = "leading_whitespace"  # a newline and spaces before the first token of the output
+    REOPENED = "reopened"  # the reasoning opener written again although the prompt prefilled it
+    NO_ARGUMENTS = "no_arguments"  # a call head directly followed by its end: no argument section at all
+    UNWRAPPED = "unwrapped"  # calls without the wrapper or section marker around them (bare `<function=…>`)
+    CONTROL_SKIPPED = "control_skipped"  # a control token inside the call removed by detokenization
+    COUNTER_ID = "counter_id"  # the native call id is only a counter: the name is not written
+    STRING_ARGUMENTS = "string_arguments"  # `arguments` written as a JSON string holding the object
+    SINGLE_OBJECT = "single_object"  # one call object where the format writes a list of calls
+    AFTER_PROSE = "after_prose"  # calls of a format that opens the output with them written after prose
 
 
 class Rule(Enum):
@@ -68,9 +85,14 @@ class Rule(Enum):
     TRUNCATED_ARGUMENTS = "truncated_arguments"
     MALFORMED_ARGUMENTS = "malformed_arguments"
     UNKNOWN_TOOL = "unknown_tool"
+    MALFORMED_NEIGHBOUR = "malformed_neighbour"
+    INFERRED_NAME = "inferred_name"
 
 
-PLACEHOLDERS = ("markers", "opener", "closer")  # filled by each family, see Scenario.specialize
+# filled by each family, see Family.placeholders: `markers` (marker text for an argument), `opener`/`closer`
+# (reasoning), `quoted_call` (one complete call in the family's syntax), `stray` (a lone control marker that is
+# not a start), `start` (the marker that opens a call or section)
+PLACEHOLDERS = ("markers", "opener", "closer", "quoted_call", "stray", "start")
 
 
 @dataclass(frozen=True)
@@ -101,6 +123,7 @@ class Scenario:
         segments = tuple(
             dataclasses.replace(s, arguments=fill(s.arguments)) if isinstance(s, Call)
             else dataclasses.replace(s, text=fill(s.text)) if isinstance(s, Reasoning | Content)
+            else dataclasses.replace(s, marker=fill(s.marker)) if isinstance(s, Stray)
             else s
             for s in self.segments
         )
@@ -121,6 +144,7 @@ class Case:
     origin: str  # the bug class the case comes from
     rule: Rule = Rule.EXACT
     native_ids: bool = False  # compare tool-call ids exactly
+    version: int = 1  # the catalog version that added the case
 
     def __post_init__(self) -> None:
         if self.kind not in ("tool", "reasoning", "harmony") or not self.id.startswith(self.kind + "."):
@@ -160,6 +184,29 @@ CONFIGURE = Tool(
         }
     ),
     "Values of every JSON type, for formats whose values are untyped text.",
+)
+
+SCHEDULE = Tool(
+    "schedule",
+    _object(
+        {
+            "retries": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None},  # Optional[int]
+            "enabled": {"type": ["boolean", "null"]},
+            "ratio": {"oneOf": [{"type": "number"}, {"type": "boolean"}]},
+            "options": {"anyOf": [{"type": "object", "additionalProperties": True}, {"type": "null"}]},
+            "when": {"type": ["string", "null"]},
+            "skip": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+            "items": {"anyOf": [{"type": "array", "items": {"type": "integer"}}, {"type": "null"}]},
+        },
+        ("when",),
+    ),
+    "Parameters typed as Pydantic writes Optional and union fields: anyOf, oneOf and type lists.",
+)
+ANNOTATE = Tool(
+    "annotate",
+    _object({"text": {"type": "string"}, "label": {"type": "string"}, "flag": {"type": "string"},
+             "empty": {"type": "string"}}, ("text",)),
+    "String parameters whose values look like other JSON types.",
 )
 
 DEFAULT_TOOLS = (GET_WEATHER, GET_TIME, SEARCH, NOOP)
@@ -290,6 +337,67 @@ TOOL_CASES = (
          "the family's documented rule", "entities decoded twice or not at all"),
 )
 
+TOOL_CASES_V2 = (
+    Case("tool.schema_union", "tool", "values typed by anyOf, oneOf and type lists",
+         _scenario(Call("schedule", {"retries": 5, "enabled": True, "ratio": 2.5, "options": {"a": [1, None]},
+                                     "when": "tomorrow", "skip": None, "items": [1, 2]}),
+                   context=RequestContext(tools=(*DEFAULT_TOOLS, SCHEDULE))),
+         "each value typed by the first non-string type of its anyOf / oneOf / type list that accepts it, "
+         "else a string", "Optional[int] stays \"5\"; a nullable object stays text or is encoded twice",
+         version=2),
+    Case("tool.string_like_json", "tool", "string values that look like JSON",
+         _scenario(Call("annotate", {"text": '{"a": 1}', "label": "[1, 2]", "flag": "true", "empty": "null"}),
+                   context=RequestContext(tools=(*DEFAULT_TOOLS, ANNOTATE))),
+         "every value stays the string it is: the schema says string", "text that parses as JSON is typed anyway",
+         version=2),
+    Case("tool.stray_marker", "tool", "a lone control marker outside any section",
+         _scenario(Content("Sure."), Stray("{stray}"), Content(" The forecast needs no tool.")),
+         "zero calls; content = the narration without the marker", "stray markers leak into content",
+         version=2),
+    Case("tool.false_start", "tool", "a call start followed by prose, not a call",
+         _scenario(Content("Let me think."), Stray("{start}"), Content("No tool is needed: it is sunny.")),
+         "zero calls; content = the narration without the marker; nothing lost",
+         "the text after a start marker dropped, or the marker left in content", version=2),
+    Case("tool.malformed_neighbour", "tool", "a malformed call next to a good one",
+         _scenario(PARIS, Call("get_time", {}, raw_arguments='{"tz": Asia/Tokyo}')),
+         "the good call kept; the bad one as a call with its raw argument text, or its own text as content",
+         "one bad call loses the good one, or comes back half-converted", rule=Rule.MALFORMED_NEIGHBOUR,
+         version=2),
+    Case("tool.escaped_quote_marker", "tool", "an escaped quote followed by marker text in a string",
+         _scenario(Call("search", {"query": 'She typed "{markers}" and "}" then left.'})),
+         "arguments exact", "a string scanner that ends the string at an escaped quote", version=2),
+    Case("tool.unbalanced_brackets", "tool", "unbalanced brackets inside string arguments",
+         _scenario(Call("search", {"query": "close ) } ] before ( [ { opens", "filters": {"a)": "}", "b": "]"}})),
+         "arguments exact", "bracket counting that ignores strings", version=2),
+    Case("tool.leading_whitespace", "tool", "a newline before the first call",
+         _scenario(PARIS, TOKYO_TIME, style=Style.LEADING_WHITESPACE),
+         "same result as without it; content empty", "a bare call list recognized only at offset 0", version=2),
+    Case("tool.no_arguments", "tool", "a call with no argument section at all",
+         _scenario(Call("noop", {}), style=Style.NO_ARGUMENTS),
+         "the call, arguments {}", "a call without arguments dropped, or arguments \"\" or null", version=2),
+    Case("tool.unwrapped", "tool", "calls written without their wrapper",
+         _scenario(PARIS, TOKYO_TIME, style=Style.UNWRAPPED),
+         "both calls, as if wrapped", "bare `<function=…>` blocks left in content", version=2),
+    Case("tool.control_skipped", "tool", "a control token inside the call skipped by detokenization",
+         _scenario(PARIS, style=Style.CONTROL_SKIPPED),
+         "the call, as if the token were there", "`[TOOL_CALLS]name{json}` without `[ARGS]` not recognized",
+         version=2),
+    Case("tool.counter_id", "tool", "a native id that is only a counter",
+         _scenario(PARIS, style=Style.COUNTER_ID),
+         "the call, named by the one declared tool whose parameters fit its arguments; or its text as content",
+         "the call silently dropped", rule=Rule.INFERRED_NAME, version=2),
+    Case("tool.string_arguments", "tool", "arguments written as a JSON string",
+         _scenario(PARIS, style=Style.STRING_ARGUMENTS),
+         "arguments = the object the string holds (not the string, not encoded twice)",
+         "arguments double-encoded", version=2),
+    Case("tool.single_object", "tool", "one call object where a list is expected",
+         _scenario(PARIS, style=Style.SINGLE_OBJECT),
+         "the call", "a lone object after the start marker dropped or left in content", version=2),
+    Case("tool.after_prose", "tool", "calls after prose, in a format that usually opens with them",
+         _scenario(Content("Let me check the forecast."), PARIS, style=Style.AFTER_PROSE),
+         "content = the prose; the call", "calls recognized only at the start of the output", version=2),
+)
+
 REASONING_CASES = (
     Case("reasoning.only", "reasoning", "reasoning then answer", _scenario(Reasoning(THOUGHT), Content(ANSWER)),
          "reasoning r, content answer, no calls", "baseline"),
@@ -323,6 +431,19 @@ REASONING_CASES = (
          "content verbatim", "literal marker text re-parsed after reasoning ended"),
 )
 
+REASONING_CASES_V2 = (
+    Case("reasoning.quoted_call", "reasoning", "call markup quoted inside reasoning that later closes",
+         _scenario(Reasoning("The format is {quoted_call} but I must check first. Now I know."), PARIS),
+         "reasoning = all of it, the quoted markup included; one call (the one after the closer)",
+         "the quoted call executed and the rest of the reasoning moved to content", version=2),
+    Case("reasoning.reopened", "reasoning", "opener written again after the prompt prefilled it",
+         _scenario(Reasoning(THOUGHT), Content(ANSWER), style=Style.REOPENED).with_context(prompt_tail="{opener}"),
+         "reasoning r (no opener in it), content answer", "the second opener leaks into reasoning", version=2),
+    Case("reasoning.leading_whitespace", "reasoning", "a newline before the reasoning opener",
+         _scenario(Reasoning(THOUGHT), Content(ANSWER), style=Style.LEADING_WHITESPACE),
+         "reasoning r, content answer", "an opener recognized only at offset 0", version=2),
+)
+
 HARMONY_CASES = (
     Case("harmony.channels", "harmony", "analysis, preamble, final",
          _scenario(Reasoning(THOUGHT), Content("Let me check.", preamble=True), Content(ANSWER)),
@@ -334,7 +455,7 @@ HARMONY_CASES = (
          "the call recovered or an explicit error; no markup in content", "call dropped without <|call|>"),
 )
 
-CATALOG: tuple[Case, ...] = TOOL_CASES + REASONING_CASES + HARMONY_CASES
+CATALOG: tuple[Case, ...] = TOOL_CASES + REASONING_CASES + HARMONY_CASES + TOOL_CASES_V2 + REASONING_CASES_V2
 CASES: dict[str, Case] = {c.id: c for c in CATALOG}
 
 if len(CASES) != len(CATALOG):  # pragma: no cover - guards the literal above

@@ -118,6 +118,14 @@ def reasoning_kept_in_content(expected: Expected, opener: str, closer: str, *, c
     return Expected(tuple(kept(o) for o in expected.outcomes))
 
 
+def _call_text(rendered: Rendered, index: int) -> str:
+    """The text of one call, from its first span to its last (its own markup included)."""
+    spans = [s for s in rendered.spans if s.call == index]
+    if not spans:
+        raise ValueError(f"the rendering marks no span of call {index}")
+    return rendered.text[min(s.start for s in spans) : max(s.end for s in spans)]
+
+
 def derive(case: Case, scenario: Scenario, rendered: Rendered, stop: str) -> Expected:
     reasoning = "".join(s.text for s in scenario.segments if isinstance(s, Reasoning))
     content = "".join(s.text for s in scenario.segments if isinstance(s, Content))
@@ -136,6 +144,19 @@ def derive(case: Case, scenario: Scenario, rendered: Rendered, stop: str) -> Exp
         return Expected((ExpectedMessage("call with raw arguments", content, reasoning, calls, finish), whole_text))
     if case.rule is Rule.UNKNOWN_TOOL:
         return Expected((ExpectedMessage("surfaced as a call", content, reasoning, calls, finish), whole_text))
+    if case.rule is Rule.INFERRED_NAME:
+        return Expected((ExpectedMessage("call named by its arguments", content, reasoning, calls, finish),
+                         whole_text))
+    if case.rule is Rule.MALFORMED_NEIGHBOUR:
+        *good, _ = calls
+        bad = _call_text(rendered, len(calls) - 1)
+        return Expected(
+            (
+                ExpectedMessage("call with raw arguments", content, reasoning, calls, finish),
+                ExpectedMessage("bad call's text as content", content + bad, reasoning, tuple(good), finish,
+                                markup_allowed=True),
+            )
+        )
     if case.rule is Rule.TRUNCATED_ARGUMENTS:
         *complete, last = calls
         fragment = rendered.pieces(Kind.ARGUMENTS)[-1]

@@ -13,10 +13,10 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from .catalog import CATALOG, Case, Reasoning, Scenario, Truncation
+from .catalog import CATALOG, Call, Case, Reasoning, Scenario, Stray, Style, Truncation
 from .expected import Expected, derive, generation_stop, reasoning_kept_in_content
 from .model import RequestContext
-from .rendering import Rendered, Role, TextBuilder, truncate
+from .rendering import Kind, Rendered, Role, Span, TextBuilder, truncate
 from .vocabulary import Vocabulary
 
 
@@ -110,6 +110,15 @@ class Sample:
         return dataclasses.replace(self, expected=expected)
 
 
+LEADING_WHITESPACE = "\n  "  # what Style.LEADING_WHITESPACE puts before the output
+
+
+def _lead(rendered: Rendered, prefix: str) -> Rendered:
+    """The rendering with `prefix` (markup: whitespace a parser may drop) before it."""
+    shifted = tuple(s.shifted(len(prefix)) for s in rendered.spans)
+    return Rendered(prefix + rendered.text, (Span(0, len(prefix), Kind.MARKUP), *shifted))
+
+
 @dataclass(frozen=True, eq=False)  # registry objects: identity, hashable
 class Family:
     name: str
@@ -125,6 +134,8 @@ class Family:
     entity_rule: str = ""  # how XML-like values treat &, < and entities
     corpus: str = field(default="", repr=False)  # extra text to train the family's synthetic tokenizer on
     vocabulary: Vocabulary | None = None  # the closest real vocabulary within reach; None: synthetic only
+    stray_marker: str = ""  # `{stray}`: a control marker that, alone outside a section, means nothing
+    start_marker: str = ""  # `{start}`: the marker that opens a call or tool section
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.positions) - {c.id for c in CATALOG})
@@ -139,22 +150,38 @@ class Family:
         return self.positions.get(case.id) or Unimplemented(self.name, case.id)
 
     def placeholders(self) -> dict[str, str]:
-        values = {"markers": self.marker_text}
+        values = {"markers": self.marker_text, "quoted_call": self.quoted_call()}
         if self.reasoning:
             values |= {"opener": self.reasoning.opener, "closer": self.reasoning.closer}
+        values |= {k: v for k, v in (("stray", self.stray_marker), ("start", self.start_marker)) if v}
         return values
+
+    def quoted_call(self) -> str:
+        """One complete call in the family's own syntax, as a model thinking about the format would quote it."""
+        builder = TextBuilder()
+        self.renderer(Scenario((Call("get_time", {"tz": "UTC"}),), RequestContext(thinking=False)), builder)
+        return builder.build().text.strip()
+
+    def _check_strays(self, case: Case, scenario: Scenario) -> None:
+        for segment in scenario.segments:
+            if isinstance(segment, Stray) and segment.marker not in self.markers:
+                raise ValueError(f"fixtures/families/{self.name}.py, case {case.id}: field 'stray_marker' or "
+                                 f"'start_marker': stray marker {segment.marker!r} is not one of the family's markers")
 
     def sample(self, case: Case) -> Sample | NotApplicable | Unimplemented:
         position = self.position(case)
         if not isinstance(position, Render):
             return position
         scenario = case.scenario.specialize(self.placeholders())
+        self._check_strays(case, scenario)
         if self.reasoning:
             scenario = self.reasoning.prompt(scenario)
         builder = TextBuilder()
         try:
             self.renderer(scenario, builder)
             rendered = truncate(builder.build(), scenario.truncation)
+            if scenario.style is Style.LEADING_WHITESPACE:
+                rendered = _lead(rendered, LEADING_WHITESPACE)
         except Exception as exc:
             raise ValueError(f"fixtures/families/{self.name}.py, case {case.id}: cannot render: {exc}") from exc
         stop = generation_stop(scenario)

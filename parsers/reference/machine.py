@@ -40,11 +40,14 @@ class Grammar:
 
     `leading` markers open a section only at the very start of the output (whitespace aside) and
     stay in the text the codec reads: the `{` of Llama's bare JSON call, the `[` of a pythonic list.
+    `strays` are the family's markers that mean nothing outside a section (a lone section end, an
+    argument marker): met in content, they are dropped, never shown.
     """
 
     starts: tuple[str, ...]
     open: Callable[[str, RequestContext], SectionCodec]
     leading: tuple[str, ...] = ()
+    strays: tuple[str, ...] = ()
 
 
 class State(Enum):
