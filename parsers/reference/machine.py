@@ -54,16 +54,30 @@ class State(Enum):
     START = "start"  # nothing decided yet: reasoning may open
     CONTENT = "content"
     REASONING = "reasoning"
+    HELD = "held"  # reasoning from a section start on: a quoted call (a closer follows) or a call (the end)
     SECTION = "section"
 
 
 class Machine:
+    """Reasoning, content and sections over streamed text.
+
+    A section start met inside reasoning is held with all text after it: if the reasoning closer
+    follows, the held text was reasoning that quotes a call (reasoning.quoted_call); if the stream
+    ends first, the start ended the reasoning and the held text is read as the section
+    (reasoning.tool_inside, reasoning.implicit_end). Where the prompt prefilled the opener, an
+    opener the output writes again at its start is dropped (reasoning.reopened).
+    """
+
     def __init__(self, grammar: Grammar, reasoning: ReasoningStyle | None, context: RequestContext) -> None:
         self.grammar = grammar
         self.reasoning = reasoning
         self.context = context
-        self.state = State.REASONING if reasoning is not None and reasoning.prefilled(context) else State.START
+        prefilled = reasoning is not None and reasoning.prefilled(context)
+        self.state = State.REASONING if prefilled else State.START
+        self.reopen = prefilled  # the prompt opened reasoning: an opener the output writes again is dropped
         self.buffer = ""
+        self.held = ""  # in HELD: the tool-section start the held text (in the buffer) follows
+        self.scanned = 0  # in HELD: how much of the buffer is known to hold no closer
         self.codec: SectionCodec | None = None
         self.base = 0  # index of the current section's first call
         self.fresh = True  # no content but whitespace released yet: leading markers still count
@@ -74,10 +88,10 @@ class Machine:
         if self.state is State.REASONING and style:
             return (style.closer, *style.implicit_end)
         if self.state is State.START and style:
-            return (style.opener, *self.grammar.starts)
+            return (style.opener, *self.grammar.starts, *self.grammar.strays)
         if self.state is State.CONTENT and style and style.interleaved:
-            return (style.opener, *self.grammar.starts)
-        return self.grammar.starts
+            return (style.opener, *self.grammar.starts, *self.grammar.strays)
+        return (*self.grammar.starts, *self.grammar.strays)
 
     def _release(self, text: str) -> None:
         reasoning = self.state is State.REASONING
@@ -100,7 +114,16 @@ class Machine:
 
     def _enter(self, marker: str) -> None:
         style = self.reasoning
-        if marker in self.grammar.starts or marker in self.grammar.leading:
+        reasoning = self.state is State.REASONING
+        if reasoning and style and marker in style.implicit_end and marker != style.closer:
+            # a section start inside reasoning: a quoted call if the closer still comes, else the call
+            self.held, self.scanned = marker, 0
+            self.state = State.HELD
+        elif not reasoning and marker in self.grammar.strays and marker not in self.grammar.starts:
+            # a marker that means nothing outside a section: dropped where it stands
+            if self.state is State.START:
+                self.state = State.CONTENT
+        elif marker in self.grammar.starts or marker in self.grammar.leading:
             self.codec = self.grammar.open(marker, self.context)
             self.base = self.out.calls_started
             self.state = State.SECTION
@@ -120,6 +143,40 @@ class Machine:
             return True
         self.state = State.CONTENT
         return False
+
+    def _reopened(self, final: bool) -> bool:
+        """Reasoning the prompt opened: drop an opener the output writes again; True while undecided."""
+        assert self.reasoning is not None
+        head = self.buffer.lstrip()
+        if head.startswith(self.reasoning.opener):
+            self.buffer = head[len(self.reasoning.opener) :]
+            self.reopen = False
+            return False
+        if not final and (not head or self.reasoning.opener.startswith(head)):
+            return True
+        self.reopen = False
+        return False
+
+    def _held(self, final: bool) -> bool:
+        """Reasoning held from a section start: True when scanning goes on (closer found, or EOS replay)."""
+        assert self.reasoning is not None
+        closer = self.reasoning.closer
+        at = self.buffer.find(closer, self.scanned)
+        if at != -1:
+            # the closer came: the section start and all after it were reasoning text (a quoted call)
+            self.out.text("reasoning", self.held + self.buffer[:at])
+            self.buffer = self.buffer[at + len(closer) :]
+            self.held, self.state = "", State.REASONING
+            self._enter(closer)
+            return True
+        if not final:
+            self.scanned = max(0, len(self.buffer) - len(closer) + 1)
+            return False
+        # the stream ended inside reasoning: the section start ended it, read the held text as the section
+        marker, self.held = self.held, ""
+        self.state = State.CONTENT
+        self._enter(marker)
+        return True
 
     def _section(self) -> bool:
         """Feed the open section; True when it ended and scanning goes on after it."""
@@ -150,6 +207,12 @@ class Machine:
                 if not self.buffer or not self._section():
                     return
                 continue
+            if self.state is State.HELD:
+                if not self._held(final):
+                    return
+                continue
+            if self.reopen and self.state is State.REASONING and self._reopened(final):
+                return
             if self.state is State.START and self.reasoning and self._undecided_start(final):
                 return
             if self.fresh and self.grammar.leading and self.state is not State.REASONING:
