@@ -9,7 +9,7 @@ import pytest
 from contract.assembly import assemble
 from contract.family import ReasoningStyle
 from contract.model import Delta, Message, RequestContext
-from parsers.reference.calls import PartialCall
+from parsers.reference.calls import PartialCall, not_a_call
 from parsers.reference.machine import Grammar, Machine
 
 OPEN, CLOSE = "<call>", "</call>"
@@ -17,7 +17,7 @@ THINK, END_THINK = "<think>", "</think>"
 
 
 class Codec:
-    """A minimal section codec: `NAME JSON` up to the end marker."""
+    """A minimal section codec: `NAME JSON` up to the end marker; a lower-case name or no call."""
 
     def __init__(self) -> None:
         self.calls: list[PartialCall] = []
@@ -26,6 +26,8 @@ class Codec:
 
     def feed(self, text: str) -> str | None:
         self.body += text
+        if not_a_call(self.body, "abcdefghijklmnopqrstuvwxyz_"):
+            return self.body  # a false start: the text after the marker is read on as content
         if CLOSE not in self.body:
             return None
         body, rest = self.body.split(CLOSE, 1)
@@ -99,6 +101,13 @@ def test_stray_inside_reasoning_stays_reasoning_text() -> None:
     message = batch(THINK + "quote " + CLOSE + " here" + END_THINK + "answer")
     assert message.reasoning == "quote " + CLOSE + " here"
     assert message.content == "answer"
+
+
+@pytest.mark.parametrize("feed", [batch, lambda t: by_chars(t)[0]], ids=["batch", "chars"])
+def test_false_start_text_is_content_and_a_later_call_still_counts(feed) -> None:
+    message = feed("Let me think." + OPEN + " No tool, but " + OPEN + 'noop {}' + CLOSE)
+    assert message.content == "Let me think. No tool, but "
+    assert _calls(message) == [("noop", "{}")]
 
 
 # (2) the quoted-call rule

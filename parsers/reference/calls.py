@@ -76,3 +76,16 @@ class Emitter:
     def take(self) -> list[Delta]:
         out, self.deltas = self.deltas, []
         return out
+
+
+def not_a_call(text: str, can_begin: str) -> bool | None:
+    """Read after a start marker (tool.false_start): True when the first non-space character cannot
+    begin a call (`can_begin` lists the characters that can, e.g. `{` or `[{`), False when it can,
+    None while only whitespace has arrived (hold it). A codec that gets True ends its section and
+    returns the text it read, without the start marker, from `feed`: the machine reads it on as
+    content, so a real call later in it is still found (or it puts the text in `stray`, returns "").
+    """
+    head = text.lstrip()
+    if not head:
+        return None
+    return head[0] not in can_begin
