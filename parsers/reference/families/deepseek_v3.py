@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from fixtures.families import deepseek_v3 as f
 
-from ..grammars.delimited import DelimitedSection, DelimitedSpec, Head
+from ..grammars.delimited import DelimitedSpec, Head
 from ..machine import Grammar
+from .deepseek_v3_1 import GuardedSection
 
 
 def typed_head(head: str) -> Head:
@@ -21,4 +22,8 @@ SPEC = DelimitedSpec(
     head=typed_head,
     fence=f.FENCE_CLOSE,
 )
-GRAMMAR = Grammar(starts=(f.CALLS_BEGIN,), open=lambda marker, context: DelimitedSection(SPEC))
+GRAMMAR = Grammar(
+    starts=(f.CALLS_BEGIN,),
+    open=lambda marker, context: GuardedSection(SPEC),
+    strays=(f.CALLS_END, f.CALL_END, f.TOOL_SEP),
+)
