@@ -17,4 +17,4 @@ def _open(marker: str, context: RequestContext) -> SectionCodec:
     return ContentBlock(RESPONSE) if marker == f.RESPONSE else JsonBlock(CALL)
 
 
-GRAMMAR = Grammar(starts=(f.TOOL_CALL, f.RESPONSE), open=_open)
+GRAMMAR = Grammar(starts=(f.TOOL_CALL, f.RESPONSE), open=_open, strays=(f.END_TOOL_CALL,))

@@ -8,4 +8,5 @@ from ..grammars.json_array import JsonArray, JsonArraySpec
 from ..machine import Grammar
 
 SPEC = JsonArraySpec(close=f.END_TOOL_CALLS)
-GRAMMAR = Grammar(starts=(f.TOOL_CALLS,), open=lambda marker, context: JsonArray(SPEC, marker))
+GRAMMAR = Grammar(starts=(f.TOOL_CALLS,), open=lambda marker, context: JsonArray(SPEC, marker),
+                  strays=(f.END_TOOL_CALLS,))

@@ -8,4 +8,4 @@ from ..grammars.json_block import JsonBlock, JsonBlockSpec
 from ..machine import Grammar
 
 SPEC = JsonBlockSpec(open=f.TOOL_CALL, close=f.END_TOOL_CALL)
-GRAMMAR = Grammar(starts=(f.TOOL_CALL,), open=lambda marker, context: JsonBlock(SPEC))
+GRAMMAR = Grammar(starts=(f.TOOL_CALL,), open=lambda marker, context: JsonBlock(SPEC), strays=(f.END_TOOL_CALL,))

@@ -8,4 +8,4 @@ from ..grammars.named_json import NamedJson, NamedJsonSpec
 from ..machine import Grammar
 
 SPEC = NamedJsonSpec(separator=f.ARGS)
-GRAMMAR = Grammar(starts=(f.TOOL_CALLS,), open=lambda marker, context: NamedJson(SPEC, marker))
+GRAMMAR = Grammar(starts=(f.TOOL_CALLS,), open=lambda marker, context: NamedJson(SPEC, marker), strays=(f.ARGS,))

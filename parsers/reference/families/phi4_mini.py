@@ -7,5 +7,5 @@ from fixtures.families import phi4_mini as f
 from ..grammars.json_array import JsonArray, JsonArraySpec
 from ..machine import Grammar
 
-SPEC = JsonArraySpec()
+SPEC = JsonArraySpec(plain_opener=True)  # `functools` is a plain word
 GRAMMAR = Grammar(starts=(f.FUNCTOOLS,), open=lambda marker, context: JsonArray(SPEC, marker))

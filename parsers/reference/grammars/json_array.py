@@ -5,7 +5,11 @@ pre-v11 `[TOOL_CALLS] […]`, and, unbracketed, Llama 3's `{…}; {…}`. The ma
 (a start marker) or hands it over as text (a leading `{`). Key order is free. Each call's arguments
 stream as the model writes them (only trailing whitespace waits); a separator, bracket or closing
 marker inside a JSON string is text. What does not fit (a list that never starts, an element with
-no name) is handed back as content.
+no name) is handed back as content; a list that never starts (prose after the opener) is no call, and
+the opener is dropped with it unless it is plain text (`functools`). Variants: a lone object where
+the list belongs (`<|tool_call|>{…}`), arguments written as a JSON string holding the object
+(`"arguments": "{…}"`, decoded once the string ends), and, for Llama 3, bare objects after narration
+that end the output (`TrailingCalls`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ class JsonArraySpec:
     close: str = ""  # a marker after the list (`</tool_calls>`), optional in the text; "" if none
     name_keys: tuple[str, ...] = ("name",)
     argument_keys: tuple[str, ...] = ("arguments", "parameters")
+    plain_opener: bool = False  # the opener is ordinary text (`functools`): kept when no list follows
 
 
 class _Expect(Enum):
@@ -164,6 +169,12 @@ class JsonObject:
         """The arguments text written so far (trailing whitespace held back unless final); None if not begun."""
         if self.arguments_at is None:
             return None
+        if self.text.startswith('"', self.arguments_at):  # a JSON string holding the object
+            if self.arguments_end is None:
+                return self.text[self.arguments_at :].rstrip() if final else None
+            literal = self.text[self.arguments_at : self.arguments_end]
+            inner = _decoded(literal)
+            return inner.strip() if isinstance(inner, str) and isinstance(_decoded(inner), dict) else literal
         if self.arguments_end is not None:
             return self.text[self.arguments_at : self.arguments_end]
         written = self.text[self.arguments_at :]
@@ -191,6 +202,7 @@ class JsonArray:
         self.tail = ""  # text after `]` that may begin the closing marker
         self.object: JsonObject | None = None
         self.call = PartialCall()  # the current object's call, listed once its name is known
+        self.single = False  # a lone object stood where the list belongs
 
     def feed(self, text: str) -> str | None:
         i = 0
@@ -203,13 +215,18 @@ class JsonArray:
                 i += taken
                 if scanned is not None and scanned.broken:  # no JSON object after all: the list ends here
                     return text[i:]
+                if self.single:  # the lone object was the whole section
+                    if not self.spec.close:
+                        return text[i:]
+                    self.at = _At.CLOSE
                 continue
             if self.at is _At.CLOSE:
                 return self._close(text[i:])
             char = text[i]
             if char.isspace():
                 self.held += char
-            elif char == "{" and (self.at is _At.ITEM or (self.at is _At.OPEN and not self.spec.bracketed)):
+            elif char == "{" and (self.at is _At.ITEM or self.at is _At.OPEN):
+                self.single = self.at is _At.OPEN and self.spec.bracketed
                 self.object, self.call, self.held, self.at = JsonObject(self.spec), PartialCall(), "", _At.OBJECT
                 continue
             elif char == "[" and self.at is _At.OPEN and self.spec.bracketed:
@@ -223,7 +240,7 @@ class JsonArray:
                 self.held += char
                 self.at = _At.ITEM
             else:
-                if self.at is _At.OPEN:
+                if self.at is _At.OPEN and self.spec.plain_opener:
                     self.stray += self.opener
                 leftover, self.held = self.held + text[i:], ""
                 return leftover
@@ -273,5 +290,45 @@ class JsonArray:
     def finish(self) -> None:
         if self.at is _At.OBJECT and self.object is not None:
             self._settle(final=True)
-        elif self.at is _At.OPEN:
+        elif self.at is _At.OPEN and self.spec.plain_opener:
             self.stray += self.opener
+
+
+
+class TrailingCalls:
+    """Bare call objects after narration (Llama 3's `…\n{"name": …}`): calls only if they end the output.
+
+    The machine consumed OPEN (a newline and `{`). Everything waits until the end of the stream:
+    objects with names followed by nothing but whitespace are calls (the newline was markup); any
+    other text after them, or an object that is no call, gives the whole text back as content.
+    """
+
+    def __init__(self, spec: JsonArraySpec, opener: str) -> None:
+        self.opener = opener
+        self.calls: list[PartialCall] = []
+        self.stray = ""
+        self.inner = JsonArray(spec)
+        self.raw = ""  # the text read so far, OPEN included
+        self.done = False
+        self.feed(opener.lstrip())
+        self.raw = opener
+
+    def feed(self, text: str) -> str | None:
+        if self.done:
+            return text
+        self.raw += text
+        leftover = self.inner.feed(text)
+        if leftover is None:
+            return None
+        self.done = True
+        self.stray = self.raw[: len(self.raw) - len(leftover)]
+        return leftover
+
+    def finish(self) -> None:
+        if self.done:
+            return
+        self.inner.finish()
+        if self.inner.calls and not self.inner.stray and all(c.name for c in self.inner.calls):
+            self.calls = self.inner.calls
+        else:
+            self.stray = self.raw

@@ -2,7 +2,10 @@
 
 Hermes / Qwen2.5 / Qwen3 and its relatives. Key order is free. The arguments value is streamed
 as the model writes it, holding back trailing `}` and whitespace that may belong to the outer
-object; a CLOSE marker inside a JSON string is text.
+object; a CLOSE marker inside a JSON string is text. Arguments written as a JSON string holding the
+object (Granite 4's `"arguments": "{…}"`) wait for the string's end and come out decoded. A block
+whose first character is no `{` (prose after OPEN) is not a call: its text goes back as content,
+without OPEN.
 """
 
 from __future__ import annotations
@@ -33,6 +36,13 @@ class JsonBlockSpec:
         return re.compile(rf'"(?:{keys})"\s*:\s*')
 
 
+def _holds_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
 class JsonBlock:
     def __init__(self, spec: JsonBlockSpec) -> None:
         self.spec = spec
@@ -43,6 +53,8 @@ class JsonBlock:
         self.name: str | None = None
         self.arguments_at: int | None = None
         self.stray = ""  # raw text that is no call, shown as content
+        self.head = ""  # whitespace after OPEN, until the first character says whether a call follows
+        self.started = False
         self._name_re = spec.name_pattern()
         self._arguments_re = spec.arguments_pattern()
 
@@ -60,6 +72,8 @@ class JsonBlock:
         if not self.calls or self.arguments_at is None:
             return
         call, body = self.calls[0], self.body
+        if body.startswith('"', self.arguments_at):  # a JSON string: shown once decoded, at the end
+            return
         shown = self.arguments_at + len(call.arguments)
         end = len(body)
         while end > shown and body[end - 1] in " \t\r\n}":
@@ -70,7 +84,9 @@ class JsonBlock:
     def _final_arguments(self) -> str:
         assert self.arguments_at is not None
         try:
-            _, end = _DECODER.raw_decode(self.body, self.arguments_at)
+            value, end = _DECODER.raw_decode(self.body, self.arguments_at)
+            if isinstance(value, str) and _holds_object(value):
+                return value.strip()
             return self.body[self.arguments_at : end]
         except ValueError:
             raw = self.body[self.arguments_at :].rstrip()
@@ -88,7 +104,27 @@ class JsonBlock:
         if final.startswith(call.arguments):
             call.arguments = final
 
+    def _start(self, text: str) -> tuple[bool, str | None]:
+        """Decide from the first non-space character whether a call follows OPEN: (decided, leftover)."""
+        self.head += text
+        first = self.head.lstrip()
+        close = self.spec.close
+        if not first or (len(first) < len(close) and close.startswith(first)):
+            return False, None
+        self.started, head, self.head = True, self.head, ""
+        if first.startswith(close):  # an empty block
+            return True, first[len(close) :]
+        if not first.startswith("{"):  # prose after OPEN: not a call, the text is content
+            return True, head
+        self.pending = head
+        return True, None
+
     def feed(self, text: str) -> str | None:
+        if not self.started:
+            decided, leftover = self._start(text)
+            if not decided or leftover is not None:
+                return leftover
+            text = ""
         self.pending += text
         at, marker = self.strings.find_outside(self.pending, (self.spec.close,))
         self.body += self.pending[:at]
@@ -102,6 +138,9 @@ class JsonBlock:
         return leftover
 
     def finish(self) -> None:
+        if not self.started:
+            self.stray, self.head = self.head.strip() and self.head, ""
+            return
         self.body += self.pending
         self.pending = ""
         self._complete(closed=False)

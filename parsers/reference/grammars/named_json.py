@@ -2,8 +2,10 @@
 
 Mistral v11+ (`[TOOL_CALLS]NAME[ARGS]{…}`; parallel calls repeat `[TOOL_CALLS]`). The name runs up to
 SEP; the arguments stream as written (only trailing whitespace waits) and end with the bracket
-that closes their value, outside string literals; whatever follows goes back to the machine. A name
-that never reaches SEP is handed back as content, opener included.
+that closes their value, outside string literals; whatever follows goes back to the machine. A `{`
+right after the name also begins the arguments (SEP is a control token a skip_special_tokens decode
+removes). A character no name holds (prose after the start marker) means no call: the text goes back
+to the machine as content, without the start marker; so does a name the stream cuts short.
 """
 
 from __future__ import annotations
@@ -11,12 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..calls import PartialCall, TrimmedArguments
-from ..scan import JsonStrings, partial_tail
+from ..scan import JsonStrings
 
 
 @dataclass(frozen=True)
 class NamedJsonSpec:
     separator: str  # between the name and the JSON arguments
+
+
+def _name_char(char: str) -> bool:
+    return char.isalnum() or char in "._-:/"
 
 
 @dataclass
@@ -54,16 +60,16 @@ class NamedJson:
     def feed(self, text: str) -> str | None:
         if self.nesting is None:
             buffer, self.pending = self.pending + text, ""
-            at = buffer.find(self.spec.separator)
-            if at == -1:
-                keep = partial_tail(buffer, (self.spec.separator,))
-                self.name += buffer[: len(buffer) - keep]
-                self.pending = buffer[len(buffer) - keep :]
+            head = self._head(buffer)
+            if head is None:
                 return None
+            if isinstance(head, str):  # no call: everything read goes back as text
+                return head
+            at, skip = head
             self.name += buffer[:at]
             self.calls.append(PartialCall(name=self.name.strip()))
             self.nesting = JsonNesting()
-            text = buffer[at + len(self.spec.separator) :]
+            text = buffer[at + skip :]
         end = self.nesting.closes(text)
         if end is None:
             self.trimmed.add(self.calls[-1], text)
@@ -71,6 +77,28 @@ class NamedJson:
         self.trimmed.add(self.calls[-1], text[:end])
         return text[end:]
 
+    def _head(self, buffer: str) -> tuple[int, int] | str | None:
+        """Where the name ends in `buffer` and how long SEP is there (0: `{` follows directly);
+        the text to hand back if no call follows; None while undecided (the name is growing)."""
+        separator = self.spec.separator
+        for i, char in enumerate(buffer):
+            named = bool((self.name + buffer[:i]).strip())
+            if buffer.startswith(separator, i):
+                return i, len(separator)
+            if char == "{" and named:
+                return i, 0
+            if separator.startswith(buffer[i:]):
+                break
+            if _name_char(char) or (char.isspace() and not named):
+                continue
+            text, self.name = self.name + buffer, ""
+            return text
+        else:
+            i = len(buffer)
+        self.name += buffer[:i]
+        self.pending = buffer[i:]
+        return None
+
     def finish(self) -> None:
         if self.nesting is None:
-            self.stray += self.opener + self.name + self.pending
+            self.stray += self.name + self.pending
