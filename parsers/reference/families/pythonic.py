@@ -8,4 +8,5 @@ from ..grammars.pythonic import PythonicList, PythonicSpec
 from ..machine import Grammar
 
 SPEC = PythonicSpec(end=f.END)
-GRAMMAR = Grammar(starts=(f.START,), open=lambda marker, context: PythonicList(SPEC), leading=(f.OPEN,))
+GRAMMAR = Grammar(starts=(f.START,), open=lambda marker, context: PythonicList(SPEC), leading=(f.OPEN,),
+                  strays=(f.END,))
