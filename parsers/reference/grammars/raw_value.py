@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from ..calls import PartialCall
-from ..values import convert
+from ..values import convert, streams_as_string
 
 
 def _escaped(text: str) -> str:
@@ -28,7 +28,7 @@ class RawValue:
     def grow(self, text: str) -> None:
         """More of the value, certain not to belong to a marker; stream it when the value is a string."""
         self.text += text
-        if self.kind not in (None, "string"):
+        if not streams_as_string(self.kind):
             return
         if not self.open and len(self.text) <= 6 and "null".startswith(self.text.strip().lower()):
             return

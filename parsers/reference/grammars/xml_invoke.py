@@ -18,7 +18,7 @@ from enum import Enum
 from contract.model import RequestContext
 
 from ..calls import PartialCall
-from ..values import convert, declared_type
+from ..values import convert, declared_type, streams_as_string
 from .stepper import MarkerStepper
 
 _STRING_FLAG = re.compile(r'\bstring\s*=\s*"(true|false)"')
@@ -64,7 +64,7 @@ class _Value:
         """Whether the text so far may be written: raw strings are, unless they could still be a null word."""
         if self.flag is not None:
             return self.flag == "true"
-        if self.kind not in (None, "string"):
+        if not streams_as_string(self.kind):
             return False
         head = self.text.strip().lower()
         return self.open or len(self.text) > 8 or not any(word.startswith(head) for word in self.nulls)
@@ -85,7 +85,7 @@ class _Value:
                 return json.loads(self.text)
             except ValueError:
                 return convert(self.text, self.kind)
-        if self.text.strip().lower() in self.nulls:
+        if self.kind != "string" and self.text.strip().lower() in self.nulls:
             return None
         return convert(self.text, self.kind)
 
