@@ -17,7 +17,7 @@ from contract.model import RequestContext
 from ..calls import PartialCall
 from ..values import declared_type
 from .raw_value import RawValue
-from .stepper import MarkerStepper
+from .stepper import MarkerStepper, not_a_name
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,13 @@ class ArgPairs(MarkerStepper):
             self.value.close()
             self.value, self.count, self.at = None, self.count + 1, _At.PAIRS
         return False
+
+    def _give_back(self) -> str | None:
+        """Prose after the opener (`<tool_call>No tool is needed.`), or a name that swallowed markup: no call;
+        the text after the opener is handed back as content."""
+        if self.at is _At.NAME and not self.calls and not_a_name(self.text + self._upcoming()):
+            return self.text + self.buffer
+        return None
 
     def _absorb(self, text: str) -> None:
         if self.at in (_At.NAME, _At.KEY):

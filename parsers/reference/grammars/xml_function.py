@@ -14,8 +14,8 @@ from enum import Enum
 from contract.model import RequestContext
 
 from ..calls import PartialCall
-from ..values import convert, declared_type
-from .stepper import MarkerStepper
+from ..values import convert, declared_type, streams_as_string
+from .stepper import MarkerStepper, not_a_name, not_a_start
 
 
 @dataclass(frozen=True)
@@ -42,14 +42,17 @@ def _escaped(text: str) -> str:
 
 
 class XmlFunction(MarkerStepper):
-    def __init__(self, spec: XmlFunctionSpec, context: RequestContext) -> None:
+    """One block; `bare`: opened by `<function=` itself (a call without its wrapper), ending at `</function>`."""
+
+    def __init__(self, spec: XmlFunctionSpec, context: RequestContext, bare: bool = False) -> None:
         self.spec = spec
         self.context = context
+        self.bare = bare
         self.calls: list[PartialCall] = []
         self.stray = ""
-        self.at = _At.BEFORE
+        self.at = _At.NAME if bare else _At.BEFORE
         self.buffer = ""
-        self.text = ""  # the name, key or value being read
+        self.text = ""  # the name, key or value being read (before the first call: whitespace held back)
         self.key = ""
         self.kind: str | None = None
         self.count = 0  # parameters written so far
@@ -73,7 +76,7 @@ class XmlFunction(MarkerStepper):
 
     def _stream_value(self, final: bool) -> None:
         """Write as much of a string value as is certain: not a trailing newline, not a prefix of null."""
-        if self.kind not in (None, "string"):
+        if not streams_as_string(self.kind):
             return
         text = self.text
         pad = self.spec.padding
@@ -110,6 +113,15 @@ class XmlFunction(MarkerStepper):
         self._call.arguments += (", " if self.count else "") + json.dumps(self.key, ensure_ascii=False) + ": "
         self.at = _At.VALUE
 
+    def _give_back(self) -> str | None:
+        """Text after the opener that cannot begin `<function=` (prose), or a name no tool has (markup swallowed
+        by a head missing its `>`): no call; handed back without the markers read so far."""
+        if self.at is _At.BEFORE and not_a_start(self.text + self.buffer, self._markers()):
+            return self.text + self.buffer
+        if self.at is _At.NAME and not_a_name(self.text + self._upcoming()):
+            return self.text + self.buffer
+        return None
+
     def _waiting(self) -> None:
         if self.at is _At.VALUE:
             self._stream_value(final=False)
@@ -132,12 +144,14 @@ class XmlFunction(MarkerStepper):
             elif marker == s.function_end:
                 self._call.arguments += "}"
                 self.at = _At.AFTER
+                return self.bare
         elif self.at is _At.PARAMETERS:
             if marker == s.parameter:
                 self.at, self.text = _At.KEY, ""
             elif marker == s.function_end:
                 self._call.arguments += "}"
                 self.at = _At.AFTER
+                return self.bare
             else:
                 self._call.arguments += "}"
                 return True
@@ -146,7 +160,7 @@ class XmlFunction(MarkerStepper):
         return False
 
     def _absorb(self, text: str) -> None:
-        if self.at in (_At.NAME, _At.KEY, _At.VALUE):
+        if self.at in (_At.BEFORE, _At.NAME, _At.KEY, _At.VALUE):
             self.text += text
         elif text.strip():
             self.stray += text
@@ -154,7 +168,9 @@ class XmlFunction(MarkerStepper):
     def finish(self) -> None:
         self._absorb(self.buffer)
         self.buffer = ""
-        if self.at is _At.VALUE:
+        if self.at is _At.BEFORE and self.text.strip():
+            self.stray += self.text
+        elif self.at is _At.VALUE:
             self._stream_value(final=True)
         elif self.at is _At.PARAMETERS:
             self._call.arguments += "}"
