@@ -13,7 +13,7 @@ def grammar(fmt: Format) -> Grammar:
     """The grammar of a fixture's tag spelling; the whitespace between tags is framing, not grammar."""
     spec = ArgPairsSpec(open=fmt.open, close=fmt.close, key=fmt.key, key_end=fmt.key_end,
                         value=fmt.value, value_end=fmt.value_end)
-    return Grammar(starts=(fmt.open,), open=lambda marker, context: ArgPairs(spec, context))
+    return Grammar(starts=(fmt.open,), open=lambda marker, context: ArgPairs(spec, context), strays=(fmt.close,))
 
 
 GRAMMAR = grammar(f.FORMAT)

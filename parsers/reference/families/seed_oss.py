@@ -8,4 +8,5 @@ from ..grammars.xml_function import XmlFunction, XmlFunctionSpec
 from ..machine import Grammar
 
 SPEC = XmlFunctionSpec(close=f.END_TOOL_CALL, padding="")
-GRAMMAR = Grammar(starts=(f.TOOL_CALL,), open=lambda marker, context: XmlFunction(SPEC, context))
+GRAMMAR = Grammar(starts=(f.TOOL_CALL,), open=lambda marker, context: XmlFunction(SPEC, context),
+                  strays=(f.END_TOOL_CALL,))
