@@ -232,6 +232,59 @@ def judge_stream(wanted: Expected, markers: Sequence[str], pieces: Sequence[str]
     return failures, notes, observed
 
 
+INCREMENTAL_BOUND = 256  # payload characters a parser may withhold beyond an unfinished marker
+INCREMENTAL_MODES = ("tokens", "bursts-2", "bursts-3", "bursts-5", "bursts-8", "boundaries", "random", "chars")
+_PAYLOAD = (Kind.CONTENT, Kind.REASONING, Kind.ARGUMENTS)  # call names are short, and spelled apart from ids
+
+
+def _emitted(group: Sequence[Delta]) -> int:
+    """Non-space characters a client received in these deltas: narration, reasoning and argument text."""
+    text = "".join((d.content or "") + (d.reasoning or "") for d in group)
+    calls = "".join(c.arguments or "" for d in group for c in d.tool_calls)
+    return len(squeeze(text + calls))
+
+
+def _ambiguous(text: str, end: int, markers: Sequence[str]) -> int:
+    """How many characters before `end` could still be the beginning of a marker."""
+    received = text[max(0, end - 64) : end]
+    return max((k for m in markers for k in range(1, len(m)) if received.endswith(m[:k])), default=0)
+
+
+def payload_spans(sample: Sample) -> tuple[tuple[int, int], ...]:
+    """Where the sample's payload lies: narration, reasoning and arguments."""
+    return tuple((s.start, s.end) for s in sample.rendered.spans if s.kind in _PAYLOAD)
+
+
+def withheld(text: str, payload: Sequence[tuple[int, int]], markers: Sequence[str], run: StreamRun) -> tuple[int, int]:
+    """Incremental streaming: the most payload (non-space characters of narration, reasoning and
+    arguments) received but not yet passed on at any chunk boundary, beyond a possible marker prefix
+    at the end; and the chunk where that happened. Argument text a parser re-encodes (XML values as JSON)
+    counts as passed on however it is spelled, so the figure never overstates what was held."""
+    inside = [False] * len(text)
+    for start, end in payload:
+        inside[start:end] = [True] * (end - start)
+    before = [0]
+    for i, char in enumerate(text):
+        before.append(before[-1] + (1 if inside[i] and not char.isspace() else 0))
+    worst, at, end, shown = 0, -1, 0, 0
+    for n, (chunk, group) in enumerate(zip(run.chunks, run.per_chunk, strict=True)):
+        end += len(chunk.text)
+        shown += _emitted(group)
+        held = before[end - _ambiguous(text, end, markers)] - shown
+        if held > worst:
+            worst, at = held, n
+    return worst, at
+
+
+def incremental(mode: str, worst: int, at: int) -> list[Failure]:
+    """The graded bound on withheld payload (its own check: a cell can be correct and still not stream)."""
+    if mode not in INCREMENTAL_MODES or worst <= INCREMENTAL_BOUND:
+        return []
+    return [Failure("incremental", f"withheld {worst} payload characters after chunk {at} beyond an unfinished "
+                                   f"marker (bound {INCREMENTAL_BOUND}): a client saw nothing of them while they "
+                                   "were generated")]
+
+
 def holdback(sample: Sample, markers: Sequence[str], run: StreamRun) -> int:
     """Most visible characters withheld at any point beyond a possible marker prefix at the end."""
     text, mask = sample.text, sample.rendered.visible_mask()
@@ -241,8 +294,6 @@ def holdback(sample: Sample, markers: Sequence[str], run: StreamRun) -> int:
     worst, end, shown = 0, 0, 0
     for chunk, group in zip(run.chunks, run.per_chunk, strict=True):
         end += len(chunk.text)
-        received = text[max(0, end - 64) : end]
-        ambiguous = max((k for m in markers for k in range(1, len(m)) if received.endswith(m[:k])), default=0)
         shown += sum(len(squeeze((d.content or "") + (d.reasoning or ""))) for d in group)
-        worst = max(worst, visible_before[end - ambiguous] - shown)
+        worst = max(worst, visible_before[end - _ambiguous(text, end, markers)] - shown)
     return worst

@@ -8,6 +8,7 @@ keep the failing one (shrunk to a minimal chunking where the profile shrinks, se
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 import traceback
@@ -38,6 +39,7 @@ class Graded:
     holdback: int | None = None
     examples: int | None = None
     error: str | None = None
+    withheld: int | None = None  # incremental streaming: most payload held at a chunk boundary (checks.withheld)
 
     @property
     def checks_failed(self) -> list[str]:
@@ -107,6 +109,36 @@ def _judge_message(subject: Subject, observed: Message) -> tuple[list[Failure], 
     return checks.judge_message(sample.expected, subject.family.markers, checks.conserved_pieces(sample), observed)
 
 
+@dataclass
+class Withheld:
+    """The worst incremental-streaming figure over the chunkings tried, and the chunking it came from."""
+
+    measured: bool = True
+    most: int = 0
+    at: int = -1
+    chunking: tuple[str, ...] | None = None
+
+    def add(self, subject: Subject, run: StreamRun) -> None:
+        if not self.measured:
+            return
+        sample = subject.sample
+        held, at = checks.withheld(sample.text, checks.payload_spans(sample), subject.family.markers, run)
+        if held > self.most or self.chunking is None:
+            self.most, self.at, self.chunking = held, at, tuple(c.text for c in run.chunks)
+
+    def apply(self, graded: Graded, mode: Mode) -> Graded:
+        """The graded cell with the figure, and the incremental check's failure if the bound was passed."""
+        if self.chunking is None:
+            return graded
+        failed = checks.incremental(mode.name, self.most, self.at)
+        if not failed:
+            return dataclasses.replace(graded, withheld=self.most)
+        status = "fail" if graded.status == "pass" else graded.status
+        chunking = graded.chunking if graded.status != "pass" else self.chunking
+        return dataclasses.replace(graded, status=status, failures=(*graded.failures, *failed), chunking=chunking,
+                                   withheld=self.most)
+
+
 def judge_stream(subject: Subject, run: StreamRun) -> tuple[list[Failure], list[str], Message, int]:
     sample, batch = subject.sample, subject.batch()
     failures, notes, observed = checks.judge_stream(
@@ -129,7 +161,8 @@ def grade_batch(subject: Subject) -> Graded:
     return Graded("fail" if failures else "pass", tuple(failures), tuple(notes), observed)
 
 
-def _grade_chunkings(subject: Subject, chunkings: Iterable[tuple[Chunk, ...]]) -> Graded:
+def _grade_chunkings(subject: Subject, chunkings: Iterable[tuple[Chunk, ...]],
+                     withheld: Withheld | None = None) -> Graded:
     first: Graded | None = None
     worst_holdback = 0
     for chunks in chunkings:
@@ -139,6 +172,8 @@ def _grade_chunkings(subject: Subject, chunkings: Iterable[tuple[Chunk, ...]]) -
             failures, notes, observed, held = judge_stream(subject, run)
         except Exception as exc:  # noqa: BLE001
             return _crash(exc, texts)
+        if withheld is not None:
+            withheld.add(subject, run)
         worst_holdback = max(worst_holdback, held)
         if failures:
             return Graded("fail", tuple(failures), tuple(notes), observed, texts, worst_holdback)
@@ -164,7 +199,7 @@ def stable_seed(subject: Subject, mode: Mode) -> int:
     return int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
 
 
-def _grade_generated(subject: Subject, mode: Mode, settings: Settings) -> Graded:
+def _grade_generated(subject: Subject, mode: Mode, settings: Settings, incremental: bool) -> Graded:
     if mode.tier == "char":
         strategy = char_cuts(subject.sample.text, subject.family.markers)
         make: Callable[[list[int]], tuple[Chunk, ...]] = lambda cuts: char_chunks(subject.sample.text, cuts)  # noqa: E731
@@ -175,6 +210,7 @@ def _grade_generated(subject: Subject, mode: Mode, settings: Settings) -> Graded
     worst_holdback = 0
     last_failure: Graded | None = None
     first_pass: Graded | None = None
+    withheld = Withheld(measured=incremental)
 
     @Settings(parent=settings, database=None, deadline=None, report_multiple_bugs=False,
               suppress_health_check=list(HealthCheck))
@@ -182,7 +218,7 @@ def _grade_generated(subject: Subject, mode: Mode, settings: Settings) -> Graded
     def search(cuts: list[int]) -> None:
         nonlocal examples, worst_holdback, last_failure, first_pass
         examples += 1
-        graded = _grade_chunkings(subject, [make(cuts)])
+        graded = _grade_chunkings(subject, [make(cuts)], withheld)
         worst_holdback = max(worst_holdback, graded.holdback or 0)
         if graded.status == "pass":
             first_pass = first_pass or graded
@@ -196,21 +232,24 @@ def _grade_generated(subject: Subject, mode: Mode, settings: Settings) -> Graded
         search()
     except _Failed as failed:
         found = last_failure or failed.graded
-        return Graded(found.status, found.failures, found.notes, found.observed, found.chunking,
-                      worst_holdback, examples, found.error)
+        return withheld.apply(Graded(found.status, found.failures, found.notes, found.observed, found.chunking,
+                                     worst_holdback, examples, found.error), mode)
     except Exception as exc:  # noqa: BLE001 - e.g. hypothesis reporting a flaky parser
         if last_failure is None:
             return _crash(exc)
         notes = (*last_failure.notes, f"hypothesis could not replay the failure: {type(exc).__name__}")
-        return Graded(last_failure.status, last_failure.failures, notes, last_failure.observed,
-                      last_failure.chunking, worst_holdback, examples, last_failure.error)
+        return withheld.apply(Graded(last_failure.status, last_failure.failures, notes, last_failure.observed,
+                                     last_failure.chunking, worst_holdback, examples, last_failure.error), mode)
     notes, observed = (first_pass.notes, first_pass.observed) if first_pass else ((), None)
-    return Graded("pass", (), notes, observed, holdback=worst_holdback, examples=examples)
+    return withheld.apply(Graded("pass", (), notes, observed, holdback=worst_holdback, examples=examples), mode)
 
 
-def grade(subject: Subject, mode: Mode, settings: Settings) -> Graded:
+def grade(subject: Subject, mode: Mode, settings: Settings, *, incremental: bool = True) -> Graded:
+    """`incremental=False`: deltas cannot be attributed to chunks, so the incremental check is not applied."""
     if not mode.streaming:
         return grade_batch(subject)
     if mode.generated:
-        return _grade_generated(subject, mode, settings)
-    return _grade_chunkings(subject, deterministic_chunkings(mode, subject.stream, subject.family.markers))
+        return _grade_generated(subject, mode, settings, incremental)
+    withheld = Withheld(measured=incremental)
+    chunkings = deterministic_chunkings(mode, subject.stream, subject.family.markers)
+    return withheld.apply(_grade_chunkings(subject, chunkings, withheld), mode)

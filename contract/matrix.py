@@ -196,10 +196,11 @@ class Grader:
         subject = self._subject(cell, parser, family, sample)
         subject.cpu_s.update(parse=0.0, stream=0.0)
         the_mode = mode(cell.mode)
-        graded = grade(subject, the_mode, profile(self.hypothesis_profile))
+        graded = grade(subject, the_mode, profile(self.hypothesis_profile),
+                       incremental=not engine.holdback_unmeasurable)
         _record_graded(the_case, graded, record)
         if engine.holdback_unmeasurable and the_mode.streaming:
-            record.update(holdback=None, notes=[*record["notes"], f"holdback not measurable: {engine.holdback_unmeasurable}"])
+            record.update(holdback=None, notes=[*record["notes"], f"holdback and incremental streaming not measurable: {engine.holdback_unmeasurable}"])
         record["parse_cpu_s"] = round(sum(subject.cpu_s.values()), 6)
         if engine.name != "reference" and cell.mode in SLOWDOWN_MODES and graded.status != "error":
             own = subject.cpu_s["parse" if the_mode.name == "batch" else "stream"]
@@ -231,6 +232,7 @@ def _record_graded(the_case: Case, graded: Graded, record: dict[str, Any]) -> No
         observed=observed.to_json() if observed is not None else None,
         chunking=list(graded.chunking) if graded.chunking is not None else None,
         holdback=graded.holdback,
+        withheld=graded.withheld,
         examples=graded.examples,
         error=graded.error,
         signature=None if graded.status == "pass" else expectations.signature(
@@ -287,7 +289,7 @@ def _base_record(cell: Cell) -> dict[str, Any]:
         "vocabulary": vocabulary_label(all_families()[cell.family]) if cell.family in all_families() else None,
         "outcome": None, "failures": [],
         "notes": [], "reason": None, "link": None, "untriaged": False, "diff": None, "input": None,
-        "expected": None, "observed": None, "chunking": None, "holdback": None, "examples": None,
+        "expected": None, "observed": None, "chunking": None, "holdback": None, "withheld": None, "examples": None,
         "duration_s": 0.0, "parse_cpu_s": None, "reference_cpu_s": None, "slowdown": None, "error": None,
         "signature": None, "note": None, "rerun": None,
     }

@@ -65,6 +65,8 @@ CHECKS_SOURCE: tuple[object, ...] = (
     checks.Failure, checks.StreamRun, checks.expected, checks.finish_reason, checks.markers_leaked, checks._fragment,
     checks.fragments, checks.stream_equals_batch, checks.delta_protocol, checks.duplication, checks._leaves,
     checks._haystack, checks.conservation, checks.judge_message, checks.judge_stream,
+    f"INCREMENTAL_BOUND = {checks.INCREMENTAL_BOUND!r}", f"INCREMENTAL_MODES = {checks.INCREMENTAL_MODES!r}",
+    checks._emitted, checks._ambiguous, checks.withheld, checks.incremental,
 )
 CHECKS_IMPORTS = (
     "import contextlib", "import json", "import re", "from collections.abc import Iterable, Sequence",
@@ -150,7 +152,8 @@ def replay(cell: Cell, hypothesis_profile: str = CI) -> Replayed:
     parser = engine.factories[cell.parser_name](family)
     stream = family_stream(family, sample.rendered)
     subject = RecordingSubject(parser, family, sample, stream)
-    graded = grade(subject, mode(cell.mode), profile(hypothesis_profile))
+    graded = grade(subject, mode(cell.mode), profile(hypothesis_profile),
+                   incremental=not engine.holdback_unmeasurable)
     if graded.status == "pass":
         chunkings = tuple(dict.fromkeys(subject.seen))
     else:
@@ -206,13 +209,17 @@ def main() -> None:
         except Exception as exc:  # the matrix then skips stream-equals-batch
             print(f"batch parsing raised {type(exc).__name__}: {exc}")
             batch = None
+        worst, at = 0, -1
         for steps, final_ids in CHUNKINGS:
             chunks = tuple(Chunk(text, tuple(ids)) for text, ids in steps)
             per_chunk, final = run_stream(chunks, final_ids)
             run = StreamRun(chunks, tuple(tuple(d) for d in per_chunk), tuple(final))
             failures, notes, observed = judge_stream(wanted, MARKERS, PIECES, run, batch, keep_ids=KEEP_IDS)
+            if INCREMENTAL:
+                worst, at = max((worst, at), withheld(TEXT, PAYLOAD, MARKERS, run))
             if failures:
                 break
+        failures += incremental(MODE, worst, at) if INCREMENTAL else []
     print("observed:", json.dumps(observed.to_json(), ensure_ascii=False))
     for note in notes:
         print("note:", note)
@@ -264,6 +271,8 @@ def script(replayed: Replayed, parts: EngineRepro, tokenizer_file: str) -> str:
         f"KEEP_IDS = {sample.case.native_ids!r}  # are tool-call ids part of the expected result",
         f"MARKERS = {_markers(replayed)!r}  # format markers that must not reach content",
         f"PIECES = {checks.conserved_pieces(sample)!r}  # narration, reasoning and argument text that must survive",
+        f"PAYLOAD = {checks.payload_spans(sample)!r}  # where TEXT holds payload, for the incremental check",
+        f"INCREMENTAL = {not replayed.engine.holdback_unmeasurable!r}  # can deltas be attributed to chunks",
         _chunkings_source(chunkings),
         "",
         "",

@@ -227,3 +227,37 @@ def test_assemble_concatenates_a_resent_id() -> None:
     assert assemble(correct).tool_calls == (ToolCall("get_weather", '{"city": "Paris"}', "call_0"),)
     assert assemble(resent).tool_calls[0].id == "call_0call_0"
     assert _protocol(resent)
+
+
+def _long_args_runs() -> tuple[Sample, checks.StreamRun, checks.StreamRun]:
+    """tool.long_args on kimi_k2 cut every 64 characters: one parser passes each argument piece on as it
+    arrives, the other holds the whole call until the stream ends."""
+    sample = _sample("kimi_k2", "tool.long_args")
+    chunks = char_chunks(sample.text, range(64, len(sample.text), 64))
+    arguments = sample.rendered.spans[[s.kind for s in sample.rendered.spans].index(Kind.ARGUMENTS)]
+    per_chunk, end = [], 0
+    for chunk in chunks:
+        start, end = end, end + len(chunk.text)
+        piece = sample.text[max(start, arguments.start) : min(end, arguments.end)]
+        per_chunk.append((_arguments(0, piece),) if piece else ())
+    streaming = checks.StreamRun(chunks, tuple(per_chunk), ())
+    holding = checks.StreamRun(chunks, tuple(() for _ in chunks), tuple(d for g in per_chunk for d in g))
+    return sample, streaming, holding
+
+
+def test_withheld_counts_argument_text_held_at_chunk_boundaries() -> None:
+    sample, streaming, holding = _long_args_runs()
+    payload = checks.payload_spans(sample)
+    assert checks.withheld(sample.text, payload, KIMI_MARKERS, streaming)[0] == 0
+    held, at = checks.withheld(sample.text, payload, KIMI_MARKERS, holding)
+    assert held == len(squeeze(sample.rendered.pieces(Kind.ARGUMENTS)[0]))
+    assert at == len(holding.chunks) - 1
+
+
+def test_incremental_bound_flags_a_held_call_in_streaming_modes_only() -> None:
+    sample, _, holding = _long_args_runs()
+    held, at = checks.withheld(sample.text, checks.payload_spans(sample), KIMI_MARKERS, holding)
+    failures = checks.incremental("tokens", held, at)
+    assert [f.check for f in failures] == ["incremental"] and str(held) in failures[0].detail
+    assert checks.incremental("whole", held, at) == []  # one chunk: nothing to stream incrementally
+    assert checks.incremental("tokens", checks.INCREMENTAL_BOUND, at) == []

@@ -28,7 +28,7 @@ def test_holdback_is_not_measurable_where_the_engine_says_so(coalescing: Run) ->
     for cell in cells:
         streaming = cell["mode"] != "batch"
         assert cell["holdback"] is None
-        assert (f"holdback not measurable: {WHY}" in cell["notes"]) is streaming
+        assert (f"holdback and incremental streaming not measurable: {WHY}" in cell["notes"]) is streaming
 
 
 def test_an_engine_that_streams_per_chunk_gets_a_figure(reference: Run) -> None:
