@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from contract import catalog_doc
 from contract.catalog import CASES, CATALOG, PLACEHOLDERS, Call, Case, Content, Reasoning, case
 from contract.expected import ANY_ARGUMENTS, ExpectedMessage
 from contract.family import Family, NotApplicable, Render, Sample, Unimplemented
@@ -57,6 +58,14 @@ def test_every_cases_md_id_is_in_the_catalog() -> None:
     documented = _markdown_ids(CASES_MD.read_text(encoding="utf-8"))
     assert len(documented) >= 30, "the CASES.md table parser found too few ids"
     assert documented - set(CASES) == set()
+
+
+def test_catalog_doc_is_current(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/CATALOG.md is generated from the catalog and the families' positions: regenerate it with
+    `python -m contract.catalog_doc` after changing either."""
+    assert catalog_doc.main(["--check"]) == 0, capsys.readouterr().err
+    documented = _markdown_ids(catalog_doc.DOC.read_text(encoding="utf-8"))
+    assert documented == set(CASES)
 
 
 @pytest.mark.parametrize("name", FAMILIES)
