@@ -13,7 +13,19 @@ from typing import Any
 
 from fixtures import all_families
 
-from .catalog import CATALOG, DEFAULT_TOOLS, Call, Case, Content, EmptySection, Reasoning, Rule, Stray, Style, Truncation
+from .catalog import (
+    CATALOG,
+    DEFAULT_TOOLS,
+    Call,
+    Case,
+    Content,
+    EmptySection,
+    Reasoning,
+    Rule,
+    Stray,
+    Style,
+    Truncation,
+)
 from .checks import INCREMENTAL_BOUND, INCREMENTAL_MODES
 from .family import Family, NotApplicable
 
