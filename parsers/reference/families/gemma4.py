@@ -8,4 +8,5 @@ from ..grammars.gemma_call import GemmaCall, GemmaCallSpec
 from ..machine import Grammar
 
 SPEC = GemmaCallSpec(close=f.END_TOOL_CALL, quote=f.QUOTE, prefix=f.CALL_PREFIX)
-GRAMMAR = Grammar(starts=(f.TOOL_CALL,), open=lambda marker, context: GemmaCall(SPEC))
+GRAMMAR = Grammar(starts=(f.TOOL_CALL,), open=lambda marker, context: GemmaCall(SPEC),
+                  strays=(f.END_TOOL_CALL, f.QUOTE))

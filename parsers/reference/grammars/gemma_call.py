@@ -20,7 +20,7 @@ from ..calls import PartialCall
 from ..scan import partial_tail
 from .object_writer import ObjectWriter
 
-_KEY = re.compile(r"[\w.$@-]+")
+_KEY = re.compile(r"[^\s:,{}\[\]<>\"']+")  # a bare key: anything up to its ':' but structure and quotes
 _NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _WORDS = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
 
@@ -186,8 +186,9 @@ class GemmaCall:
             self._end_block()
         elif not final and self._partial(spec.prefix, spec.close):
             return False
-        else:
-            self.at = _At.SKIP
+        else:  # not a call (tool.false_start): the block ends at once, its text is read on as content
+            self.leftover, self.buffer = self.buffer, ""
+            return False
         return True
 
     def _skip(self, final: bool) -> bool:
