@@ -11,4 +11,5 @@ M = f.MARKUP
 CLOSERS = (M.close, *(opener.replace("<", "</", 1) for opener in f.VARIANT_OPENERS))
 SPEC = XmlInvokeSpec(ends=CLOSERS, invoke=M.invoke, invoke_end=M.invoke_end, parameter=M.parameter,
                      parameter_end=M.parameter_end, string_flag=True)
-GRAMMAR = Grammar(starts=(M.open, *f.VARIANT_OPENERS), open=lambda marker, context: XmlInvoke(SPEC, context))
+GRAMMAR = Grammar(starts=(M.open, *f.VARIANT_OPENERS), open=lambda marker, context: XmlInvoke(SPEC, context),
+                  strays=CLOSERS)

@@ -10,4 +10,4 @@ from ..machine import Grammar
 M = f.MARKUP
 SPEC = XmlInvokeSpec(ends=(M.close,), invoke=M.invoke, invoke_end=M.invoke_end, parameter=M.parameter,
                      parameter_end=M.parameter_end, nulls=f.NULLS)
-GRAMMAR = Grammar(starts=(M.open,), open=lambda marker, context: XmlInvoke(SPEC, context))
+GRAMMAR = Grammar(starts=(M.open,), open=lambda marker, context: XmlInvoke(SPEC, context), strays=(M.close,))

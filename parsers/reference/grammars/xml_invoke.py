@@ -19,7 +19,7 @@ from contract.model import RequestContext
 
 from ..calls import PartialCall
 from ..values import convert, declared_type, streams_as_string
-from .stepper import MarkerStepper
+from .stepper import MarkerStepper, not_a_name, not_a_start
 
 _STRING_FLAG = re.compile(r'\bstring\s*=\s*"(true|false)"')
 
@@ -107,6 +107,8 @@ class XmlInvoke(MarkerStepper):
         self.head = ""  # the invoke or parameter head being read
         self.value: _Value | None = None
         self.count = 0  # parameters written into the current call
+        self.lead = ""  # whitespace after the section opener, held until a marker shows a call follows
+        self.started = False  # a marker has been read after the opener
 
     def _markers(self) -> tuple[str, ...]:
         s = self.spec
@@ -154,9 +156,19 @@ class XmlInvoke(MarkerStepper):
         self.count += 1
         self.at = _At.BODY
 
+    def _give_back(self) -> str | None:
+        """Prose right after the opener, or an invoke name that swallowed markup (a head missing its `">`):
+        no call; the text after the last marker read goes back to content and the section ends."""
+        if self.at is _At.BETWEEN and not self.started and not_a_start(self.lead + self.buffer, self._markers()):
+            return self.lead + self.buffer
+        if self.at is _At.NAME and not_a_name((self.head + self._upcoming()).split('"', 1)[0]):
+            return self.head + self.buffer
+        return None
+
     def _on(self, marker: str) -> bool:
         """React to a marker; True when the section has ended."""
         s = self.spec
+        self.started = True
         if self.at in (_At.NAME, _At.KEY):
             if self.at is _At.NAME:
                 self._open_call()
@@ -187,13 +199,17 @@ class XmlInvoke(MarkerStepper):
         elif self.at is _At.VALUE:
             assert self.value is not None
             self.value.grow(text)
+        elif self.at is _At.BETWEEN and not self.started:
+            self.lead += text
         elif text.strip():
             self.stray += text
 
     def finish(self) -> None:
         self._absorb(self.buffer)
         self.buffer = ""
-        if self.at is _At.NAME:
+        if self.at is _At.BETWEEN and not self.started and self.lead.strip():
+            self.stray += self.lead
+        elif self.at is _At.NAME:
             self.stray += self.spec.invoke + self.head
         elif self.at is _At.VALUE:
             self._end_value()
