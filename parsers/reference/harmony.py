@@ -28,6 +28,7 @@ from .scan import JsonStrings, find_first, partial_tail
 
 START, CHANNEL, MESSAGE, CONSTRAIN = "<|start|>", "<|channel|>", "<|message|>", "<|constrain|>"
 TERMINATORS = ("<|end|>", "<|call|>", "<|return|>")
+STRAYS = (CONSTRAIN,)  # header markers that mean nothing inside a text body
 NEXT = (START, CHANNEL)  # what may follow a message's terminator (besides the end of the output)
 _RECIPIENT = re.compile(r"(?:^|\s)to=([^\s<]+)")
 
@@ -86,15 +87,22 @@ class HarmonyMachine:
         return True
 
     def _text(self, final: bool) -> bool:
-        """Release body text up to a real terminator; True when the message ended."""
+        """Release body text up to a real terminator; True when the message ended. A stray header
+        marker (`<|constrain|>`) means nothing in a content body: dropped (in reasoning, markup is
+        text the model thinks about, as the machine keeps strays in reasoning)."""
         scan = 0
+        markers = (*TERMINATORS, *STRAYS) if self.kind == "content" else TERMINATORS
         while True:
-            hit = find_first(self.buffer, TERMINATORS, scan)
+            hit = find_first(self.buffer, markers, scan)
             if hit is None:
-                keep = 0 if final else partial_tail(self.buffer, TERMINATORS)
+                keep = 0 if final else partial_tail(self.buffer, markers)
                 self._release(len(self.buffer) - keep)
                 return False
             at, marker = hit
+            if marker in STRAYS:
+                self._release(at)
+                self.buffer, scan = self.buffer[len(marker) :], 0
+                continue
             rest = self.buffer[at + len(marker) :]
             if rest.startswith(NEXT) or (final and not rest):
                 self._release(at)
