@@ -80,7 +80,8 @@ class KimiSection(GuardedSection):
             call = self.calls[index]
             name = infer_name(call.arguments, self.tools)
             if name is not None:
-                call.name, call.id = name, f"functions.{name}:{counter}"
+                # a bare counter becomes the native id it stands for; a client-style id stays as written
+                call.name, call.id = name, f"functions.{name}:{counter}" if counter.isdigit() else counter
                 continue
             # no unique fit: the call's own text is content, the calls after it move up
             self.stray += f"{SPEC.call_begin}{counter}{SPEC.separator}{call.arguments}{SPEC.call_end}"
