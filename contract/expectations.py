@@ -411,16 +411,43 @@ def write(path: Path, engine: str, entries: Iterable[KnownBroken],
     signatures_path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
+def mirror(source: Path, target: Path, engine: str, parsers: set[str]) -> int:
+    """Make `target`'s entries and signatures for `parsers` those of `source`, leaving its other entries
+    alone: for parsers whose family both vocabulary tiers tokenize alike, triaged once. Returns how many
+    (parser, case) entries the target now holds for them."""
+    given, kept = load(source), load(target)
+    entries = {k: e for k, e in kept.entries.items() if k[0] not in parsers}
+    entries |= {k: e for k, e in given.entries.items() if k[0] in parsers}
+    signatures = {k: v for k, v in kept.signatures.items() if k[0] not in parsers}
+    signatures |= {k: v for k, v in given.signatures.items() if k[0] in parsers}
+    if entries != dict(kept.entries) or signatures != dict(kept.signatures):
+        write(target, engine, entries.values(), signatures)
+    return sum(1 for k in entries if k[0] in parsers)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """`python -m contract.expectations RESULTS... [--dir DIR]`: refresh every engine's files from runs."""
+    """`python -m contract.expectations RESULTS... [--dir DIR]`: refresh every engine's files from runs.
+    `--mirror ENGINE...`: copy each engine's entries for families without a real vocabulary from the real
+    tier's file to the synthetic tier's (both tiers tokenize those families alike)."""
     import argparse
 
     from fixtures import expectations_dir
 
     parser = argparse.ArgumentParser(prog="python -m contract.expectations", description=main.__doc__)
-    parser.add_argument("results", type=Path, nargs="+")
+    parser.add_argument("results", type=Path, nargs="*")
     parser.add_argument("--dir", type=Path, help="default: the folder of the vocabulary tier the run graded in")
+    parser.add_argument("--mirror", nargs="+", metavar="ENGINE", default=[])
     args = parser.parse_args(argv)
+    for engine in args.mirror:
+        from fixtures import all_families
+
+        from .adapter import engine_module
+
+        synthetic_only = {name for name, f in all_families().items() if f.vocabulary is None}
+        parsers = {f"{engine}/{p}" for p, family in engine_module(engine).mapping.items() if family in synthetic_only}
+        target = expectations_dir("synthetic") / f"{engine}.toml"
+        held = mirror(expectations_dir("real") / f"{engine}.toml", target, engine, parsers)
+        print(f"{target}: {held} entries of {len(parsers)} synthetic-only parsers mirrored from the real tier")
     for results in args.results:
         try:
             document = json.loads(results.read_text(encoding="utf-8"))

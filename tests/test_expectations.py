@@ -228,3 +228,23 @@ def test_missing_engine_is_skip_not_failure(tmp_path: Path) -> None:
     engine = run.results["run"]["engines"]["absent"]
     assert engine["available"] is False and "engine_that_is_not_installed" in engine["skip_reason"]
     assert json.dumps(run.results)  # the document is plain JSON
+
+
+def test_mirror_copies_only_the_given_parsers(tmp_path: Path) -> None:
+    """The synthetic tier's file takes the real tier's entries (and signatures) for the parsers of families both
+    tiers tokenize alike, and keeps its own for the rest."""
+    real, synthetic = tmp_path / "e.toml", tmp_path / "synthetic" / "e.toml"
+    signature = {"status": "fail", "checks": ["markers"], "observed": None}
+    expectations.write(real, "e", [KnownBroken("e/kimi", "tool.single", ("chars",), "kimi leaks a fragment"),
+                                   KnownBroken("e/hermes", "tool.single", ("batch",), "real-tier hermes bug")],
+                       {("e/kimi", "tool.single", "chars"): signature})
+    expectations.write(synthetic, "e", [KnownBroken("e/kimi", "tool.none", ("batch",), "stale kimi entry"),
+                                        KnownBroken("e/hermes", "tool.none", ("tokens",), "synthetic hermes bug")], {})
+    assert expectations.mirror(real, synthetic, "e", {"e/kimi"}) == 1
+    mirrored = expectations.load(synthetic)
+    assert set(mirrored.entries) == {("e/kimi", "tool.single"), ("e/hermes", "tool.none")}
+    assert mirrored.entries[("e/kimi", "tool.single")].reason == "kimi leaks a fragment"
+    assert mirrored.recorded("e/kimi", "tool.single", "chars") == signature
+    before = synthetic.read_text(encoding="utf-8")
+    assert expectations.mirror(real, synthetic, "e", {"e/kimi"}) == 1
+    assert synthetic.read_text(encoding="utf-8") == before
