@@ -189,3 +189,14 @@ def test_placeholders_never_survive_into_samples() -> None:
     for s in samples:
         shown = [s.text, s.context.prompt_tail, json.dumps(s.expected.to_json(), ensure_ascii=False)]
         assert not any(leftovers.search(t) for t in shown), (s.family, s.case.id)
+
+
+def test_readme_families_table_counts_the_samples() -> None:
+    """README's families table says how many cases each family renders: keep it true as the catalog grows."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    header = re.search(r"^\| family \|.*\| Samples of (\d+) \|", readme, flags=re.MULTILINE)
+    assert header and int(header.group(1)) == len(CATALOG)
+    rows = {m.group(1): int(m.group(2)) for m in re.finditer(
+        r"^\| (\w+) \| (?:[^|\\]|\\\|)+ \| `[^\n]*? \| (\d+) \| ", readme, flags=re.MULTILINE)}
+    rendered = {name: sum(isinstance(f.position(c), Render) for c in CATALOG) for name, f in all_families().items()}
+    assert rows == rendered
