@@ -68,9 +68,10 @@ RULES = """\
   `oneOf` or a type list, the first non-string type that accepts the parsed value wins, else the value stays a
   string; a parameter declared `string` keeps its text even when it parses as JSON (`tool.string_like_json`).
 - **Incremental streaming** (the `incremental` check, its own column in the reports). In the streaming modes
-  {modes}, at no chunk boundary may a parser hold more than {bound} characters of payload (narration,
-  reasoning and argument text, whitespace aside) beyond what an unfinished marker at the end of the received
-  text requires. Argument text counts as passed on however it is re-encoded. The bound is twice the longest
+  {modes}, once a chunk has been fed, a parser may still hold at most {bound} characters of the payload
+  (narration, reasoning and argument text, whitespace aside) that arrived before that chunk, leaving out what an
+  unfinished marker at the end of the received text requires: it may lag one delta, never a whole call.
+  Argument text counts as passed on however it is re-encoded. The bound is twice the longest
   single non-string value the catalog writes (the `filters` object of `tool.complex_args`, which a schema-typed
   format cannot type before it ends); a parser that buffers whole calls passes it on ordinary calls and fails it
   on `tool.long_args`. Engines graded where deltas cannot be attributed to chunks are not measured.

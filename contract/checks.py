@@ -257,9 +257,11 @@ def payload_spans(sample: Sample) -> tuple[tuple[int, int], ...]:
 
 def withheld(text: str, payload: Sequence[tuple[int, int]], markers: Sequence[str], run: StreamRun) -> tuple[int, int]:
     """Incremental streaming: the most payload (non-space characters of narration, reasoning and
-    arguments) received but not yet passed on at any chunk boundary, beyond a possible marker prefix
-    at the end; and the chunk where that happened. Argument text a parser re-encodes (XML values as JSON)
-    counts as passed on however it is spelled, so the figure never overstates what was held."""
+    arguments) that arrived before the latest chunk and was still not passed on once that chunk was fed,
+    leaving out a possible marker prefix at the end of the text received; and the chunk where that
+    happened. A parser may thus lag one delta (and whole mode, one chunk, never holds anything); argument
+    text it re-encodes (XML values as JSON) counts as passed on however it is spelled, so the figure never
+    overstates what was held."""
     inside = [False] * len(text)
     for start, end in payload:
         inside[start:end] = [True] * (end - start)
@@ -268,9 +270,9 @@ def withheld(text: str, payload: Sequence[tuple[int, int]], markers: Sequence[st
         before.append(before[-1] + (1 if inside[i] and not char.isspace() else 0))
     worst, at, end, shown = 0, -1, 0, 0
     for n, (chunk, group) in enumerate(zip(run.chunks, run.per_chunk, strict=True)):
-        end += len(chunk.text)
+        start, end = end, end + len(chunk.text)
         shown += _emitted(group)
-        held = before[end - _ambiguous(text, end, markers)] - shown
+        held = before[min(start, end - _ambiguous(text, end, markers))] - shown
         if held > worst:
             worst, at = held, n
     return worst, at
@@ -280,9 +282,9 @@ def incremental(mode: str, worst: int, at: int) -> list[Failure]:
     """The graded bound on withheld payload (its own check: a cell can be correct and still not stream)."""
     if mode not in INCREMENTAL_MODES or worst <= INCREMENTAL_BOUND:
         return []
-    return [Failure("incremental", f"withheld {worst} payload characters after chunk {at} beyond an unfinished "
-                                   f"marker (bound {INCREMENTAL_BOUND}): a client saw nothing of them while they "
-                                   "were generated")]
+    return [Failure("incremental", f"after chunk {at}, {worst} payload characters received before it were still "
+                                   f"held beyond an unfinished marker (bound {INCREMENTAL_BOUND}): a client saw "
+                                   "nothing of them while they were generated")]
 
 
 def holdback(sample: Sample, markers: Sequence[str], run: StreamRun) -> int:

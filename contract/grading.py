@@ -111,32 +111,31 @@ def _judge_message(subject: Subject, observed: Message) -> tuple[list[Failure], 
 
 @dataclass
 class Withheld:
-    """The worst incremental-streaming figure over the chunkings tried, and the chunking it came from."""
+    """Incremental streaming over the chunkings tried: the figure of each, the worst overall."""
 
     measured: bool = True
-    most: int = 0
-    at: int = -1
-    chunking: tuple[str, ...] | None = None
+    by_chunking: dict[tuple[str, ...], tuple[int, int]] = field(default_factory=dict)
 
     def add(self, subject: Subject, run: StreamRun) -> None:
-        if not self.measured:
-            return
-        sample = subject.sample
-        held, at = checks.withheld(sample.text, checks.payload_spans(sample), subject.family.markers, run)
-        if held > self.most or self.chunking is None:
-            self.most, self.at, self.chunking = held, at, tuple(c.text for c in run.chunks)
+        if self.measured:
+            sample = subject.sample
+            figure = checks.withheld(sample.text, checks.payload_spans(sample), subject.family.markers, run)
+            self.by_chunking[tuple(c.text for c in run.chunks)] = figure
 
     def apply(self, graded: Graded, mode: Mode) -> Graded:
-        """The graded cell with the figure, and the incremental check's failure if the bound was passed."""
-        if self.chunking is None:
+        """The graded cell with the worst figure, and the incremental check's failure where the bound was
+        passed: judged on the chunking the cell reports when another check failed (so that its repro shows
+        the same), else on the worst chunking, which the cell then reports."""
+        if not self.by_chunking:
             return graded
-        failed = checks.incremental(mode.name, self.most, self.at)
+        worst = max(self.by_chunking, key=lambda c: self.by_chunking[c][0])
+        judged = graded.chunking if graded.status != "pass" and graded.chunking in self.by_chunking else worst
+        failed = checks.incremental(mode.name, *self.by_chunking[judged]) if graded.status != "error" else []
+        graded = dataclasses.replace(graded, withheld=self.by_chunking[worst][0])
         if not failed:
-            return dataclasses.replace(graded, withheld=self.most)
-        status = "fail" if graded.status == "pass" else graded.status
-        chunking = graded.chunking if graded.status != "pass" else self.chunking
-        return dataclasses.replace(graded, status=status, failures=(*graded.failures, *failed), chunking=chunking,
-                                   withheld=self.most)
+            return graded
+        return dataclasses.replace(graded, status="fail" if graded.status == "pass" else graded.status,
+                                   failures=(*graded.failures, *failed), chunking=judged)
 
 
 def judge_stream(subject: Subject, run: StreamRun) -> tuple[list[Failure], list[str], Message, int]:
