@@ -14,27 +14,37 @@ from pathlib import Path
 import pytest
 from grading_run import Run, grade
 
-from contract.catalog import Call, Content, Truncation, case
+from contract.catalog import Call, Content, Reasoning, Stray, Style, Truncation, case
+from contract.checks import INCREMENTAL_BOUND, INCREMENTAL_MODES
 from contract.family import Sample
+from contract.rendering import Kind
 from fixtures import family
+from parsers.reference.families import grammar
+from parsers.reference.families import hermes as hermes_reference
 from tests.miniatures.defects import DEFECTS, KILLERS
+from tests.miniatures.v2 import V2
 
 FAILING = ("fail", "error", "timeout")
 KILLER_MODES = ("batch", "tokens", "random")  # each of their failing cells costs a worker, so fewer modes
+V2_MODES = ("batch", "tokens")  # catalog v2's defects: one shot and token by token (and a single delta for one)
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     """Every miniature with the default limits, except those that hang, abort or blow up memory: they are
-    graded apart, with a 1 s hang bound and a 256 MiB memory limit, in three modes."""
+    graded apart, with a 1 s hang bound and a 256 MiB memory limit, in three modes. Catalog v2's miniatures
+    are graded apart too, to keep the run short: one shot and token by token (and a single delta for the one
+    that does not stream incrementally, which must pass there)."""
     tmp = tmp_path_factory.mktemp("miniatures")
-    others = " and ".join(f"not {name}" for name in KILLERS)
+    others = " and ".join(f"not {name}" for name in (*KILLERS, *V2))
     main = grade(tmp / "main", "--engine", "tests.miniatures", "-n", "2", "-k", others)
     killers = grade(tmp / "killers", "--engine", "tests.miniatures", "--hang-after", "1", "--memory-limit", "256",
                     *(a for m in KILLER_MODES for a in ("--mode", m)), "-n", "2", "-k", " or ".join(KILLERS))
-    cells = main.results["cells"] + killers.results["cells"]
-    return Run(max(main.returncode, killers.returncode), main.output + killers.output,
-               {**main.results, "cells": cells})
+    v2 = grade(tmp / "v2", "--engine", "tests.miniatures", *(a for m in (*V2_MODES, "whole") for a in ("--mode", m)),
+               "-n", "2", "-k", f"holds_whole_calls or (({' or '.join(V2)}) and not whole)")
+    runs = (main, killers, v2)
+    cells = [c for r in runs for c in r.results["cells"]]
+    return Run(max(r.returncode for r in runs), "".join(r.output for r in runs), {**main.results, "cells": cells})
 
 
 def _sample(parser: str, case_id: str) -> Sample:
@@ -62,7 +72,9 @@ def marker_after_start(s: Sample, mode: str) -> bool:
 
 
 def section_cut(s: Sample, mode: str) -> bool:
-    return s.scenario.truncation in (Truncation.SECTION_END, Truncation.IN_ARGUMENTS) and bool(s.scenario.calls)
+    """Also where a long argument streams: held until the section ends, it passes the incremental bound."""
+    cut = s.scenario.truncation in (Truncation.SECTION_END, Truncation.IN_ARGUMENTS) and bool(s.scenario.calls)
+    return cut or long_arguments(s, mode)
 
 
 def native_ids(s: Sample, mode: str) -> bool:
@@ -85,6 +97,123 @@ def sunny_answer(s: Sample, mode: str) -> bool:
     return "sunny" in s.expected.preferred.content
 
 
+def _strings(value: object) -> list[str]:
+    """Every string inside an argument value, object keys included."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for k, v in value.items() for t in [k, *_strings(v)]]
+    if isinstance(value, list):
+        return [t for v in value for t in _strings(v)]
+    return []
+
+
+def union_typed_value(s: Sample, mode: str) -> bool:
+    """A value that is no string, declared by a type list, anyOf or oneOf (tool.schema_types' `note` too)."""
+    for call in s.scenario.calls:
+        tool = s.context.tool(call.name)
+        properties = tool.parameters.get("properties", {}) if tool else {}
+        if any(k in properties and not isinstance(properties[k].get("type"), str)
+               for k, v in call.arguments.items() if not isinstance(v, str)):
+            return True
+    return False
+
+
+def null_string(s: Sample, mode: str) -> bool:
+    return any(v.strip().lower() == "null" for c in s.scenario.calls for v in c.arguments.values()
+               if isinstance(v, str))
+
+
+def _strays(s: Sample) -> list[str]:
+    return [seg.marker for seg in s.scenario.segments if isinstance(seg, Stray)]
+
+
+def stray_marker(s: Sample, mode: str) -> bool:
+    """A lone marker outside a section that opens none."""
+    return any(m not in grammar(s.family).starts for m in _strays(s))
+
+
+def false_start(s: Sample, mode: str) -> bool:
+    """A start marker followed by prose."""
+    return any(m in grammar(s.family).starts for m in _strays(s))
+
+
+def _malformed(s: Sample) -> list[Call]:
+    """Calls written with invalid JSON, in an output that ended by itself (a cut one is left to the reference)."""
+    return [c for c in s.scenario.calls if c.raw_arguments is not None and s.stop != "length"]
+
+
+def malformed_call(s: Sample, mode: str) -> bool:
+    """One shot: a malformed call next to a good one (the good call is lost; a malformed call alone as content is
+    an accepted outcome). Streaming is right, but wherever a call is malformed it differs from the one shot."""
+    if mode == "batch":
+        return bool(_malformed(s)) and len(_malformed(s)) < len(s.scenario.calls)
+    return bool(_malformed(s))
+
+
+def quote_before_close(s: Sample, mode: str) -> bool:
+    """A string argument with an odd number of quotes (escaped in JSON) before the block's close marker text."""
+    close = hermes_reference.SPEC.close
+    return any(close in t and t[: t.index(close)].count('"') % 2 for c in s.scenario.calls for t in _strings(c.arguments))
+
+
+def _unbalanced(text: str) -> bool:
+    depth = 0
+    for char in text:
+        depth += (char in "{[") - (char in "}]")
+        if depth < 0:
+            return True
+    return depth != 0
+
+
+def unbalanced_brackets(s: Sample, mode: str) -> bool:
+    return any(_unbalanced(t) for c in s.scenario.calls for t in _strings(c.arguments))
+
+
+def whitespace_before_first_call(s: Sample, mode: str) -> bool:
+    return s.text[:1].isspace() and isinstance(s.scenario.segments[0], Call)
+
+
+def unmarked_call_after_prose(s: Sample, mode: str) -> bool:
+    """A call after prose that no marker announces (Llama's bare object on its own line)."""
+    if any(marker in s.text for marker in family(s.family).markers):
+        return False
+    segments = s.scenario.segments
+    first_call = next((i for i, seg in enumerate(segments) if isinstance(seg, Call)), None)
+    return first_call is not None and any(isinstance(seg, Content) and seg.text.strip()
+                                          for seg in segments[:first_call])
+
+
+def styled(style: Style) -> Callable[[Sample, str], bool]:
+    """Where the catalog's variant is written: only the style identifies it."""
+    return lambda s, mode: s.scenario.style is style
+
+
+def quoted_section_start(s: Sample, mode: str) -> bool:
+    """Reasoning text that quotes a tool-section start (and is then closed)."""
+    style = family(s.family).reasoning
+    return style is not None and any(isinstance(seg, Reasoning) and any(m in seg.text for m in style.implicit_end)
+                                     for seg in s.scenario.segments)
+
+
+def reopened_opener(s: Sample, mode: str) -> bool:
+    style = family(s.family).reasoning
+    return style is not None and style.prefilled(s.context) and s.text.lstrip().startswith(style.opener)
+
+
+def whitespace_before_opener(s: Sample, mode: str) -> bool:
+    style = family(s.family).reasoning
+    return (style is not None and not style.prefilled(s.context) and s.text[:1].isspace()
+            and s.text.lstrip().startswith(style.opener))
+
+
+def long_arguments(s: Sample, mode: str) -> bool:
+    """A call's argument text (non-space characters, as written) longer than the bound, streamed in pieces."""
+    return mode in INCREMENTAL_MODES and any(
+        len("".join(s.text[span.start : span.end].split())) > INCREMENTAL_BOUND
+        for span in s.rendered.spans if span.kind is Kind.ARGUMENTS)
+
+
 ORACLES: dict[str, tuple[Callable[[Sample, str], bool], str]] = {
     "drops_trailing_text": (content_after_a_call, "fail"),
     "leaks_split_marker": (marker_after_start, "fail"),
@@ -97,6 +226,26 @@ ORACLES: dict[str, tuple[Callable[[Sample, str], bool], str]] = {
     "hangs_in_native_code": (sunny_answer, "timeout"),
     "aborts": (sunny_answer, "error"),
     "exhausts_memory": (sunny_answer, "error"),
+    # catalog v2
+    "ignores_schema_unions": (union_typed_value, "fail"),
+    "reads_null_strings_as_null": (null_string, "fail"),
+    "leaks_stray_markers": (stray_marker, "fail"),
+    "keeps_false_start_marker": (false_start, "fail"),
+    "all_or_nothing_batch": (malformed_call, "fail"),
+    "ends_string_at_escaped_quote": (quote_before_close, "fail"),
+    "counts_brackets_in_strings": (unbalanced_brackets, "fail"),
+    "bare_list_only_at_offset_zero": (whitespace_before_first_call, "fail"),
+    "no_arguments_null": (styled(Style.NO_ARGUMENTS), "fail"),
+    "ignores_bare_functions": (styled(Style.UNWRAPPED), "fail"),
+    "requires_args_token": (styled(Style.CONTROL_SKIPPED), "fail"),
+    "drops_counter_calls": (styled(Style.COUNTER_ID), "fail"),
+    "double_encodes_string_arguments": (styled(Style.STRING_ARGUMENTS), "fail"),
+    "drops_single_object": (styled(Style.SINGLE_OBJECT), "fail"),
+    "calls_only_at_start": (unmarked_call_after_prose, "fail"),
+    "implicit_end_at_once": (quoted_section_start, "fail"),
+    "keeps_reopened_opener": (reopened_opener, "fail"),
+    "opener_only_at_offset_zero": (whitespace_before_opener, "fail"),
+    "holds_whole_calls": (long_arguments, "fail"),
 }
 
 
@@ -220,3 +369,22 @@ def test_slow_is_a_figure_not_a_verdict(run: Run) -> None:
     honest = run.cells(parser="miniature/drops_trailing_text", case="tool.long_args", mode="batch")[0]
     assert honest["slowdown"] < 5
     assert all(c["parse_cpu_s"] is not None for c in slow)
+
+
+def test_holding_whole_calls_fails_only_the_incremental_check(run: Run) -> None:
+    """Right in every mode: what it gets wrong is when the argument text arrives, and only that is named."""
+    cells = run.cells(parser="miniature/holds_whole_calls")
+    failing = [c for c in cells if c["outcome"] == "fail"]
+    assert failing
+    for cell in failing:
+        assert {f["check"] for f in cell["failures"]} == {"incremental"}, cell["failures"]
+        assert cell["withheld"] > INCREMENTAL_BOUND and cell["chunking"]
+    whole = run.cells(parser="miniature/holds_whole_calls", case="tool.long_args", mode="whole")
+    assert whole and whole[0]["outcome"] == "pass"
+
+
+def test_an_all_or_nothing_batch_is_caught_by_the_stream(run: Run) -> None:
+    """The one-shot path loses the good call; the streamed one is right and is flagged only as differing."""
+    for cell in run.cells(parser="miniature/all_or_nothing_batch", outcome="fail"):
+        checks = {f["check"] for f in cell["failures"]}
+        assert checks == {"stream_equals_batch"} if cell["mode"] != "batch" else "stream_equals_batch" not in checks

@@ -16,8 +16,10 @@ MAPPING: dict[str, str | None] = {name: defect.family for name, defect in DEFECT
 
 
 def load() -> Engine:
+    # a defect may bring its own Miniature (one whose one-shot path differs from its streaming one)
     return Engine(
         ENGINE,
         "0",
-        {name: (lambda family, defect=defect: Miniature(family, defect)) for name, defect in DEFECTS.items()},
+        {name: (lambda family, defect=defect: getattr(defect, "miniature", Miniature)(family, defect))
+         for name, defect in DEFECTS.items()},
     )

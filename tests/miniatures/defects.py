@@ -234,3 +234,8 @@ class Miniature:
         defect = self.defect if self.defect.in_batch else Defect()
         session = _Session(defect.machine(self.family, context), defect)
         return assemble([*session.feed(Chunk(text)), *session.finish(stop)])
+
+
+from .v2 import V2  # noqa: E402 - catalog v2's defects, built on the classes above
+
+DEFECTS.update(V2)
