@@ -28,18 +28,20 @@ def _calls(message: Message) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize(
-    ("name", "text"),
+    ("name", "text", "content"),
     [
-        ("phi4_mini", "I used functools to cache it; functools is great"),
-        ("phi4_mini", "ends with functools"),
-        ("llama3_json", "{1, 2} is a set"),
-        ("llama3_json", '{"answer": 42} is JSON, not a call'),
-        ("granite", "<tool_call> is how Granite 3.1 starts a call"),
+        ("phi4_mini", "I used functools to cache it; functools is great", None),
+        ("phi4_mini", "ends with functools", None),
+        ("llama3_json", "{1, 2} is a set", None),
+        ("llama3_json", '{"answer": 42} is JSON, not a call', None),
+        # a control marker followed by prose is a false start: the marker is dropped (tool.false_start), while
+        # Phi-4-mini's `functools` is a plain word and stays
+        ("granite", "<tool_call> is how Granite 3.1 starts a call", " is how Granite 3.1 starts a call"),
     ],
 )
-def test_no_list_after_the_opener_is_content(name: str, text: str) -> None:
+def test_no_list_after_the_opener_is_content(name: str, text: str, content: str | None) -> None:
     for message in _parsed(name, text):
-        assert (message.content, message.tool_calls) == (text, ())
+        assert (message.content, message.tool_calls) == (text if content is None else content, ())
 
 
 def test_key_order_is_free_and_nested_keys_are_arguments() -> None:
