@@ -248,3 +248,16 @@ def test_mirror_copies_only_the_given_parsers(tmp_path: Path) -> None:
     before = synthetic.read_text(encoding="utf-8")
     assert expectations.mirror(real, synthetic, "e", {"e/kimi"}) == 1
     assert synthetic.read_text(encoding="utf-8") == before
+
+
+def test_mirror_command_is_a_no_op_on_main() -> None:
+    """The closing note's command, run verbatim: on main the synthetic tier already holds the real tier's triage
+    of the synthetic-only families, so mirroring changes no file."""
+    from fixtures import EXPECTATIONS_DIR
+
+    files = sorted((EXPECTATIONS_DIR / "synthetic").iterdir())
+    before = {p: p.read_bytes() for p in files}
+    done = subprocess.run([sys.executable, "-m", "contract.expectations", "--mirror", "vllm", "sglang", "lmdeploy",
+                           "vllm-mlx", "dynamo"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert {p: p.read_bytes() for p in files} == before
