@@ -3,7 +3,8 @@
 Accumulation is the OpenAI Python SDK's own (`accumulate_delta`, the function behind
 `ChatCompletionStreamState`): strings concatenate, tool calls merge by index. So a parser that
 repeats an id or a name in later deltas corrupts the assembled call exactly as it would for a
-real client.
+real client. The SDK treats each top-level key on its own and concatenates string values, so content
+and reasoning are concatenated here directly; tool calls go through `accumulate_delta`.
 """
 
 from __future__ import annotations
@@ -11,9 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from openai.lib.streaming._deltas import accumulate_delta
-
 from .model import Delta, Message, ToolCall
+
+
+def accumulate_delta(acc: dict[object, object], delta: dict[object, object]) -> dict[object, object]:
+    """The OpenAI SDK's own, imported when first needed (importing the SDK costs a worker half a second,
+    which a worker replaced after a crash, grading reasoning only, need not pay)."""
+    from openai.lib.streaming._deltas import accumulate_delta as merge
+
+    return merge(acc, delta)
 
 
 def delta_dict(delta: Delta) -> dict[str, Any]:
@@ -39,20 +46,54 @@ def delta_dict(delta: Delta) -> dict[str, Any]:
     return out
 
 
+def _appends(calls: list[dict[str, Any]], snapshot: dict[object, object]) -> bool:
+    """One entry carrying argument text alone, for a call the snapshot already holds: consecutive ones
+    concatenate, exactly as the SDK merges them one by one (an index it does not hold yet, it inserts)."""
+    return (len(calls) == 1 and calls[0].keys() == {"index", "function"} and calls[0]["function"].keys() == {"arguments"}
+            and calls[0]["index"] < len(snapshot.get("tool_calls") or ()))  # type: ignore[arg-type]
+
+
+def _flush(snapshot: dict[object, object], pending: list[dict[str, Any]]) -> None:
+    """Merge the argument text appended to one call as one entry (what the SDK would have built), and empty
+    `pending`."""
+    if pending:
+        arguments = "".join(entry["function"]["arguments"] for entry in pending)
+        entry = {"index": pending[0]["index"], "function": {"arguments": arguments}}
+        accumulate_delta(snapshot, {"tool_calls": [entry]})  # type: ignore[arg-type]
+        pending.clear()
+
+
 def assemble(deltas: Iterable[Delta]) -> Message:
     snapshot: dict[object, object] = {"role": "assistant"}
+    content: list[str] = []
+    reasoning: list[str] = []
     finish: str | None = None
+    pending: list[dict[str, Any]] = []  # argument text appended to one call, delta after delta, not yet merged
     for delta in deltas:
-        accumulate_delta(snapshot, delta_dict(delta))  # type: ignore[arg-type]
+        if delta.content is not None:
+            content.append(delta.content)
+        if delta.reasoning is not None:
+            reasoning.append(delta.reasoning)
+        if delta.tool_calls:
+            calls = delta_dict(delta)["tool_calls"]
+            if not _appends(calls, snapshot):
+                _flush(snapshot, pending)
+                accumulate_delta(snapshot, {"tool_calls": calls})  # type: ignore[arg-type]
+            elif pending and pending[0]["index"] == calls[0]["index"]:
+                pending.append(calls[0])
+            else:
+                _flush(snapshot, pending)
+                pending.append(calls[0])
         if delta.finish_reason is not None:
             finish = delta.finish_reason
+    _flush(snapshot, pending)
     calls = []
     for entry in snapshot.get("tool_calls") or []:  # type: ignore[union-attr]
         function = entry.get("function") or {}
         calls.append(ToolCall(function.get("name") or "", function.get("arguments") or "", entry.get("id") or ""))
     return Message(
-        content=str(snapshot.get("content") or ""),
-        reasoning=str(snapshot.get("reasoning_content") or ""),
+        content="".join(content),
+        reasoning="".join(reasoning),
         tool_calls=tuple(calls),
         finish_reason=finish,
     )

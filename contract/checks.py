@@ -7,6 +7,7 @@ Batch cells run `expected`, `finish_reason`, `markers` and `conservation`; strea
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -177,6 +178,7 @@ def _leaves(value: Any) -> list[str]:
     return [value if isinstance(value, str) else json.dumps(value)]
 
 
+@functools.lru_cache(maxsize=32)  # most chunkings of a sample give the same message
 def _haystack(observed: Message) -> str:
     parts = [observed.content, observed.reasoning]
     for call in observed.tool_calls:
@@ -191,12 +193,17 @@ def conserved_pieces(sample: Sample) -> tuple[str, ...]:
     return tuple(p for kind in (Kind.CONTENT, Kind.REASONING, Kind.ARGUMENTS) for p in sample.rendered.pieces(kind))
 
 
+@functools.lru_cache(maxsize=1024)  # the same pieces are looked for in every run of a sample
+def _squeezed(piece: str) -> str:
+    return squeeze(piece)
+
+
 def conservation(pieces: Sequence[str], observed: Message) -> list[Failure]:
     """Every narration, reasoning and argument piece of the input survives somewhere in the output."""
     haystack = _haystack(observed)
     lost = []
     for piece in pieces:
-        if squeeze(piece) in haystack:
+        if _squeezed(piece) in haystack:
             continue
         try:
             leaves = _leaves(json.loads(piece))
@@ -239,15 +246,58 @@ _PAYLOAD = (Kind.CONTENT, Kind.REASONING, Kind.ARGUMENTS)  # call names are shor
 
 def _emitted(group: Sequence[Delta]) -> int:
     """Non-space characters a client received in these deltas: narration, reasoning and argument text."""
+    if not group:
+        return 0
     text = "".join((d.content or "") + (d.reasoning or "") for d in group)
     calls = "".join(c.arguments or "" for d in group for c in d.tool_calls)
-    return len(squeeze(text + calls))
+    return _nonspace(text + calls)
+
+
+def _nonspace(text: str) -> int:
+    """len(squeeze(text)), without building it."""
+    return sum(map(len, text.split()))
+
+
+AMBIGUITY_REACH = 64  # how far back from a chunk's end a marker prefix is looked for
+
+
+@functools.cache
+def _marker_prefixes(markers: tuple[str, ...]) -> tuple[frozenset[str], ...]:
+    """Index k: every proper prefix of k characters of a marker (k <= AMBIGUITY_REACH)."""
+    longest = min(max((len(m) for m in markers), default=1) - 1, AMBIGUITY_REACH)
+    return tuple(frozenset(m[:k] for m in markers if len(m) > k) for k in range(longest + 1))
+
+
+@functools.lru_cache(maxsize=16)
+def _ambiguity(text: str, markers: tuple[str, ...]) -> dict[int, int]:
+    """`_ambiguous` of each end offset of this text asked so far (every chunking of a sample ends chunks at
+    the same token boundaries)."""
+    return {}
 
 
 def _ambiguous(text: str, end: int, markers: Sequence[str]) -> int:
     """How many characters before `end` could still be the beginning of a marker."""
-    received = text[max(0, end - 64) : end]
-    return max((k for m in markers for k in range(1, len(m)) if received.endswith(m[:k])), default=0)
+    known = _ambiguity(text, tuple(markers))
+    if end not in known:
+        prefixes = _marker_prefixes(tuple(markers))
+        known[end] = next((k for k in range(min(len(prefixes) - 1, end), 0, -1) if text[end - k : end] in prefixes[k]),
+                          0)
+    return known[end]
+
+
+@functools.lru_cache(maxsize=16)
+def _counted_before(text: str, spans: tuple[tuple[int, int], ...]) -> tuple[int, ...]:
+    """Index i: non-space characters inside `spans` among the first i characters of `text` (once per sample)."""
+    inside = bytearray(len(text))
+    for start, end in spans:
+        inside[start:end] = b"\x01" * (end - start)
+    before = [0] * (len(text) + 1)
+    count = 0
+    for i, char in enumerate(text):
+        if inside[i] and not char.isspace():
+            count += 1
+        before[i + 1] = count
+    return tuple(before)
 
 
 def payload_spans(sample: Sample) -> tuple[tuple[int, int], ...]:
@@ -262,16 +312,12 @@ def withheld(text: str, payload: Sequence[tuple[int, int]], markers: Sequence[st
     happened. A parser may thus lag one delta (and whole mode, one chunk, never holds anything); argument
     text it re-encodes (XML values as JSON) counts as passed on however it is spelled, so the figure never
     overstates what was held."""
-    inside = [False] * len(text)
-    for start, end in payload:
-        inside[start:end] = [True] * (end - start)
-    before = [0]
-    for i, char in enumerate(text):
-        before.append(before[-1] + (1 if inside[i] and not char.isspace() else 0))
+    before = _counted_before(text, tuple(payload))
     worst, at, end, shown = 0, -1, 0, 0
     for n, (chunk, group) in enumerate(zip(run.chunks, run.per_chunk, strict=True)):
         start, end = end, end + len(chunk.text)
-        shown += _emitted(group)
+        if group:
+            shown += _emitted(group)
         held = before[min(start, end - _ambiguous(text, end, markers))] - shown
         if held > worst:
             worst, at = held, n
@@ -287,15 +333,19 @@ def incremental(mode: str, worst: int, at: int) -> list[Failure]:
                                    "nothing of them while they were generated")]
 
 
-def holdback(sample: Sample, markers: Sequence[str], run: StreamRun) -> int:
-    """Most visible characters withheld at any point beyond a possible marker prefix at the end."""
-    text, mask = sample.text, sample.rendered.visible_mask()
-    visible_before = [0]  # visible non-space characters before each offset
-    for i, char in enumerate(text):
-        visible_before.append(visible_before[-1] + (1 if mask[i] and not char.isspace() else 0))
+def visible_spans(sample: Sample) -> tuple[tuple[int, int], ...]:
+    """Where the sample's visible text lies: narration and reasoning (what a stream may show as text)."""
+    return tuple((s.start, s.end) for s in sample.rendered.spans if s.kind in (Kind.CONTENT, Kind.REASONING))
+
+
+def holdback(text: str, visible: Sequence[tuple[int, int]], markers: Sequence[str], run: StreamRun) -> int:
+    """Most visible characters withheld at any point beyond a possible marker prefix at the end (`visible`:
+    where the text holds narration and reasoning, `visible_spans`)."""
+    visible_before = _counted_before(text, tuple(visible))
     worst, end, shown = 0, 0, 0
     for chunk, group in zip(run.chunks, run.per_chunk, strict=True):
         end += len(chunk.text)
-        shown += sum(len(squeeze((d.content or "") + (d.reasoning or ""))) for d in group)
+        if group:
+            shown += sum(_nonspace((d.content or "") + (d.reasoning or "")) for d in group)
         worst = max(worst, visible_before[end - _ambiguous(text, end, markers)] - shown)
     return worst

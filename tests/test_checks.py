@@ -216,8 +216,8 @@ def test_holdback_measures_withheld_text() -> None:
     chunks = char_chunks(sample.text, range(7, len(sample.text), 7))
     eager = checks.StreamRun(chunks, tuple((Delta(content=c.text),) for c in chunks), ())
     lazy = checks.StreamRun(chunks, tuple(() for _ in chunks), (Delta(content=sample.text),))
-    assert checks.holdback(sample, KIMI_MARKERS, eager) == 0
-    assert checks.holdback(sample, KIMI_MARKERS, lazy) == len(squeeze(sample.text))
+    assert checks.holdback(sample.text, checks.visible_spans(sample), KIMI_MARKERS, eager) == 0
+    assert checks.holdback(sample.text, checks.visible_spans(sample), KIMI_MARKERS, lazy) == len(squeeze(sample.text))
 
 
 def test_assemble_concatenates_a_resent_id() -> None:
