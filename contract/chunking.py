@@ -1,11 +1,10 @@
-"""Modes: how a sample's text reaches the parser, and the chunkings each streaming mode produces."""
+"""Modes: how a sample's text reaches the parser, and the chunkings each streaming mode produces (the
+generated modes' are drawn by hypothesis: `contract.drawn`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-
-from hypothesis import strategies as st
 
 from .model import Chunk
 from .tokenizer import TokenStream
@@ -107,20 +106,6 @@ def deterministic_chunkings(
         raise ValueError(f"mode {mode.name!r} has no deterministic chunkings")
 
 
-def _cuts(size: int, hot: Sequence[int]) -> st.SearchStrategy[list[int]]:
-    """Sorted unique cut positions in (0, size), half of them drawn near markers when there are any."""
-    if size < 2:
-        return st.just([])
-    anywhere = st.integers(1, size - 1)
-    position = st.one_of(st.sampled_from(sorted(hot)), anywhere) if hot else anywhere
-    return st.lists(position, unique=True).map(sorted)
-
-
-def token_cuts(stream: TokenStream, markers: Sequence[str]) -> st.SearchStrategy[list[int]]:
-    """Random token groupings; shrinks towards fewer cuts."""
-    return _cuts(len(stream.ids), boundary_cuts(stream, markers))
-
-
 def marker_char_positions(text: str, markers: Sequence[str]) -> list[int]:
     """Every character offset inside a marker occurrence, or one character around it."""
     hot: set[int] = set()
@@ -130,8 +115,3 @@ def marker_char_positions(text: str, markers: Sequence[str]) -> list[int]:
             hot.update(range(max(1, start - 1), min(len(text), start + len(marker) + 2)))
             start = text.find(marker, start + 1)
     return sorted(p for p in hot if 0 < p < len(text))
-
-
-def char_cuts(text: str, markers: Sequence[str]) -> st.SearchStrategy[list[int]]:
-    """Random cuts anywhere in the text, inside markers and multi-byte characters included."""
-    return _cuts(len(text), marker_char_positions(text, markers))

@@ -21,6 +21,7 @@ from functools import cache
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
 from tokenizers.decoders import DecodeStream
 
+from . import stream_cache
 from .family import Family
 from .rendering import Kind, Rendered
 from .vocabulary import load
@@ -142,10 +143,27 @@ def _real_runs(rendered: Rendered, markers: tuple[str, ...]) -> list[tuple[bool,
 
 
 def family_stream(family: Family, rendered: Rendered) -> TokenStream:
-    """A sample's token stream on the family's tokenizer of the current tier."""
+    """A sample's token stream on the family's tokenizer of the current tier (stored once on disk:
+    `contract.stream_cache`)."""
     real = vocabulary_label(family) != SYNTHETIC
     markers = (*family.special_tokens, *family.added_tokens) if real else None
-    return token_stream(family_tokenizer(family), rendered, markers)
+    runs = _real_runs(rendered, markers) if markers is not None else _groups(rendered)
+    digest = stream_cache.key(_identity(family), markers, runs)
+    ids, pieces = stream_cache.cached(digest, lambda: _ids_and_pieces(token_stream(family_tokenizer(family), rendered,
+                                                                                     markers)))
+    return TokenStream(ids, pieces)
+
+
+def _identity(family: Family) -> object:
+    """What the family's tokenizer of the current tier is made from."""
+    vocabulary = family.vocabulary
+    if _tier == REAL and vocabulary:
+        return [vocabulary.label, vocabulary.package.sha256, vocabulary.renamed, vocabulary.extra_special]
+    return [SYNTHETIC, _CORPUS, VOCAB_SIZE, family.corpus, family.special_tokens, family.added_tokens]
+
+
+def _ids_and_pieces(stream: TokenStream) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    return stream.ids, stream.pieces
 
 
 def token_stream(tokenizer: Tokenizer, rendered: Rendered, markers: tuple[str, ...] | None = None) -> TokenStream:

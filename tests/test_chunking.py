@@ -16,11 +16,10 @@ from contract.chunking import (
     Mode,
     boundary_cuts,
     char_chunks,
-    char_cuts,
     deterministic_chunkings,
     mode,
-    token_cuts,
 )
+from contract.drawn import char_cuts, token_cuts
 from contract.family import Sample
 from contract.model import Chunk
 from contract.tokenizer import TokenStream, family_tokenizer, token_stream
