@@ -1,10 +1,11 @@
 """Pytest glue for the matrix: options, validation, cell collection, result recording, the summary.
 
-`pytest --grade` collects `tests/test_matrix.py` with one test per cell; without `--grade` that
-module is ignored and `pytest` runs the framework's own tests. Parsers run in worker processes
+`pytest --grade` collects `tests/test_matrix.py` with one test per (parser, case), whose modes' cells are
+graded together; without `--grade` that module is ignored and `pytest` runs the framework's own tests. Parsers run in worker processes
 (`contract.isolation`); verdicts against the expectation files are given here, in the pytest process.
-A complete unfiltered run writes `--results` (holding a lock on it while it runs); a filtered or
-incomplete one writes its own file under `filtered/` beside it.
+A complete unfiltered run writes `--results` (holding a lock on it while it runs); a shard of one
+(`--shard K/N`) writes `shard-K-of-N.json` beside it; a filtered or incomplete one writes its own file under
+`filtered/` beside it.
 """
 
 from __future__ import annotations
@@ -27,11 +28,13 @@ from contract.adapter import BUILTIN_ENGINES, engine_module
 from contract.catalog import CATALOG
 from contract.family import NotApplicable, Unimplemented
 from contract.isolation import IsolatedGrader, Limits
-from contract.matrix import Cell, Grader, parser_names, plan
+from contract.matrix import Cell, CellGroup, grouped, parse_shard, parser_names, plan, settled, shard
 from contract.profiles import CI, EXAMPLES
 from contract.provenance import installed_build
 from contract.tokenizer import REAL, SYNTHETIC, TIERS, use_vocabulary, vocabulary_label
+from contract.vocabulary import missing_vocabularies
 from fixtures import all_families, expectations_dir
+from reports.schema import SCHEMA, rerun_of
 
 ROOT = Path(__file__).parent
 MATRIX_MODULE = ROOT / "tests" / "test_matrix.py"
@@ -59,8 +62,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--memory-limit", type=int, default=Limits.memory_limit_mb,
                     help="MiB a parser's worker may grow during one cell before it is stopped")
     group.addoption("--no-html", action="store_true", help="do not write the HTML matrix beside the results")
+    group.addoption("--no-full-html", action="store_true",
+                    help="write the HTML matrix beside a filtered run's results only (nox draws the combined "
+                         "matrix from complete ones)")
     group.addoption("--cpu-load", type=int, default=0, metavar="N",
                     help="keep N processes spinning on the CPU while grading: verdicts must not change")
+    group.addoption("--shard", default=None, metavar="K/N",
+                    help="grade the K-th of N deterministic parts of the matrix into shard-K-of-N.json beside "
+                         "--results; `python -m reports.merge` joins the parts into the full results")
 
 
 def _profile(config: pytest.Config) -> str:
@@ -75,13 +84,15 @@ def _grading(config: pytest.Config) -> bool:
     return bool(config.getoption("--grade"))
 
 
-def _is_worker(config: pytest.Config) -> bool:
-    return hasattr(config, "workerinput")
-
-
 def _results_path(config: pytest.Config) -> Path:
     """The full results path (`--results`)."""
     return Path(config.getoption("--results")).resolve()
+
+
+def _complete_path(config: pytest.Config) -> Path:
+    """What a complete run writes: the full results, or its shard's file beside them."""
+    full, part = _results_path(config), config.getoption("--shard")
+    return results_file.shard_path(full, part) if part else full
 
 
 def _narrowed(config: pytest.Config) -> bool:
@@ -97,9 +108,15 @@ def _engines(config: pytest.Config) -> list[str]:
     return config.getoption("--engine") or ["reference"]
 
 
+def _groups(config: pytest.Config) -> list[CellGroup]:
+    """The run's (parser, case) groups, in plan order (identical in every xdist worker); a shard's part."""
+    cells = plan(_engines(config), config.getoption("--family"), config.getoption("--mode"),
+                 config.getoption("--case"))
+    return shard(grouped(cells), config.getoption("--shard"))
+
+
 def _cells(config: pytest.Config) -> list[Cell]:
-    return plan(_engines(config), config.getoption("--family"), config.getoption("--mode"),
-                config.getoption("--case"))
+    return [cell for group in _groups(config) for cell in group.cells]
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -127,9 +144,16 @@ def _validate(config: pytest.Config) -> None:
         for spec in _engines(config):
             module = engine_module(spec)
             expectations.load(directory / f"{module.name}.toml", parser_names(module))
-        _cells(config)
+        if config.getoption("--shard"):
+            parse_shard(config.getoption("--shard"))
+        cells = _cells(config)
     except (ValueError, KeyError) as exc:
         raise pytest.UsageError(str(exc).strip('"')) from None
+    if config.getoption("--vocabulary") == REAL:
+        needed = {families[c.family] for c in cells if c.family in families}
+        missing = missing_vocabularies(f.vocabulary for f in needed if f.vocabulary)
+        if missing:
+            raise pytest.UsageError(missing[0])
 
 
 def _expectations(config: pytest.Config) -> Path:
@@ -140,30 +164,34 @@ def _expectations(config: pytest.Config) -> Path:
 @pytest.hookimpl(tryfirst=True)  # before hypothesis's plugin loads the profile and fails with a traceback
 def pytest_configure(config: pytest.Config) -> None:
     use_vocabulary(config.getoption("--vocabulary"))
-    if not _grading(config) or _is_worker(config):
+    if not _grading(config):
         return
+    _take_over_xdist(config)
     _validate(config)
-    full = _results_path(config)
     if not _narrowed(config):
-        lock = results_file.ResultsLock(full)
+        lock = results_file.ResultsLock(_complete_path(config))
         try:
             lock.acquire()
         except results_file.ResultsBusy as exc:
             raise pytest.UsageError(str(exc)) from None
         config.stash[_LOCK] = lock
-    config.stash[_PARTS] = results_file.parts_dir(full)
+    config.stash[_PARTS] = results_file.parts_dir(_results_path(config))
     config.stash[_LOAD] = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
                            for _ in range(config.getoption("--cpu-load"))]
     config.stash[_STARTED] = (datetime.now(UTC), time.perf_counter())
 
 
-def pytest_configure_node(node: Any) -> None:
-    """xdist: every worker of a grading run logs into this run's parts folder."""
-    if _PARTS in node.config.stash:
-        node.workerinput["matrix_parts"] = str(node.config.stash[_PARTS])
+def _take_over_xdist(config: pytest.Config) -> None:
+    """A grade runs in this one process, which keeps `-n` parser workers busy (`contract.isolation`): xdist's
+    own workers would only relay to them, at the cost of a process each and a message per test."""
+    workers = getattr(config.option, "numprocesses", None)
+    config.stash[_WORKERS] = int(workers) if isinstance(workers, int) and workers > 0 else 1
+    if workers:
+        config.option.numprocesses, config.option.dist, config.option.tx = 0, "no", []
 
 
 _STARTED = pytest.StashKey[tuple[datetime, float]]()
+_WORKERS = pytest.StashKey[int]()  # parser workers grading at once (-n)
 _PARTS = pytest.StashKey[Path]()  # this run's record logs
 _LOCK = pytest.StashKey[results_file.ResultsLock]()  # held by a run that may write the full results
 _LOAD = pytest.StashKey[list[subprocess.Popen[bytes]]]()  # --cpu-load spinners
@@ -171,24 +199,23 @@ _WRITTEN = pytest.StashKey[Path]()  # the results file this run wrote
 _NOTICE = pytest.StashKey[str]()  # why it is not the full results file
 
 
-def _parts(config: pytest.Config) -> Path:
-    if _is_worker(config):
-        return Path(config.workerinput["matrix_parts"])  # type: ignore[attr-defined]
-    return config.stash[_PARTS]
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "cell" in metafunc.fixturenames:
-        cells = _cells(metafunc.config) if _grading(metafunc.config) else []
-        metafunc.parametrize("cell", cells, ids=[c.id for c in cells])
+    if "group" in metafunc.fixturenames:
+        groups = _groups(metafunc.config) if _grading(metafunc.config) else []
+        metafunc.parametrize("group", groups, ids=[g.id for g in groups])
 
 
 @pytest.fixture(scope="session")
-def grader(pytestconfig: pytest.Config):
-    limits = Limits(pytestconfig.getoption("--hang-after"), pytestconfig.getoption("--memory-limit"))
-    isolated = IsolatedGrader(_profile(pytestconfig), limits)
+def grader(request: pytest.FixtureRequest, record_log: results_file.RecordLog):
+    """The pool of parser workers, told every group the session will ask for, in order."""
+    config = request.config
+    limits = Limits(config.getoption("--hang-after"), config.getoption("--memory-limit"))
+    isolated = IsolatedGrader(_profile(config), limits, config.stash[_WORKERS])
+    groups = [item.callspec.params["group"] for item in request.session.items if hasattr(item, "callspec")]
+    isolated.plan([g.cells for g in groups if not all(settled(cell) for cell in g.cells)])
     yield isolated
     isolated.close()
+    record_log.parser_cpu(isolated.spent_s)
 
 
 @pytest.fixture(scope="session")
@@ -224,21 +251,28 @@ def other_tier(pytestconfig: pytest.Config):
 
 @pytest.fixture(scope="session")
 def record_log(pytestconfig: pytest.Config):
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    log = results_file.RecordLog(_parts(pytestconfig), worker)
+    log = results_file.RecordLog(pytestconfig.stash[_PARTS], "main")
     yield log
     log.close()
 
 
 @pytest.fixture(scope="session")
 def rerun(pytestconfig: pytest.Config):
-    return lambda cell: rerun_command(pytestconfig, cell)
+    templates: dict[str, str] = {}
+
+    def of(cell: Cell) -> str:
+        if cell.engine not in templates:
+            templates[cell.engine] = rerun_template(pytestconfig, cell.engine)
+        return rerun_of(templates[cell.engine], {"parser": cell.parser, "case": cell.case, "mode": cell.mode})
+
+    return of
 
 
-def rerun_command(config: pytest.Config, cell: Cell) -> str:
-    """The shell command, run from the project root, that grades just this cell again with the options
-    that decide its verdict; builtin engines rerun in their own nox session, reusing its virtualenv."""
-    node = shlex.quote(f"tests/test_matrix.py::test_cell[{cell.id}]")
+def rerun_template(config: pytest.Config, engine: str) -> str:
+    """The shell command, run from the project root, that grades one cell of this engine again with the
+    options that decide its verdict (`{parser}`, `{case}` and `{mode}` left to the cell); builtin engines
+    rerun in their own nox session, reusing its virtualenv."""
+    node = "'tests/test_matrix.py::test_cells[{parser}:{case}]'"  # ids hold no quote: quoted as they are
     options: list[str] = []
     profile = _profile(config)
     if profile != CI:
@@ -252,14 +286,13 @@ def rerun_command(config: pytest.Config, cell: Cell) -> str:
     for option, default in (("--hang-after", Limits.hang_after), ("--memory-limit", Limits.memory_limit_mb)):
         if config.getoption(option) != default:
             options += [option, str(config.getoption(option))]
-    if cell.engine in BUILTIN_ENGINES:
+    selection = [node, "--mode", "{mode}", *map(shlex.quote, options)]
+    if engine in BUILTIN_ENGINES:
         # builtin engine names need no escaping; a candidate build is named again (nox -R does not reinstall it)
         build = os.environ.get(CANDIDATE_ENV)
-        session = f"\"{'candidate' if build else 'grade'}(engine='{cell.engine}')\""
-        return " ".join(["nox", "-R", "-s", session, "--", *([build] if build else []), node,
-                         *map(shlex.quote, options)])
-    return " ".join(["python", "-m", "pytest", "--grade", "--engine", shlex.quote(cell.engine), node,
-                     *map(shlex.quote, options)])
+        session = f"\"{'candidate' if build else 'grade'}(engine='{engine}')\""
+        return " ".join(["nox", "-R", "-s", session, "--", *([build] if build else []), *selection])
+    return " ".join(["python", "-m", "pytest", "--grade", "--engine", shlex.quote(engine), *selection])
 
 
 def _shown(path: Path) -> str:
@@ -295,8 +328,10 @@ def _families_json() -> list[dict[str, Any]]:
     return rows
 
 
-def _document(config: pytest.Config, cells: list[dict[str, Any]]) -> dict[str, Any]:
+def _document(config: pytest.Config, parts: results_file.Parts) -> dict[str, Any]:
     started, clock = config.stash[_STARTED]
+    from contract.grader import Grader  # loads the engines: only now, for their versions and registries
+
     grader = Grader()
     engines: dict[str, Any] = {}
     parsers: dict[str, dict[str, Any]] = {}
@@ -307,16 +342,17 @@ def _document(config: pytest.Config, cells: list[dict[str, Any]]) -> dict[str, A
         version = loaded.version if available else None
         build = installed_build(loaded.distribution).to_json() if available and loaded.distribution else None
         engines[module.name] = {"version": version, "available": available, "build": build,
-                                "skip_reason": None if available else loaded,
+                                "rerun": rerun_template(config, spec), "skip_reason": None if available else loaded,
                                 "coverage": [row.to_json() for row in loaded.coverage] if available else []}
+    cells = parts.cells
     graded = {cell["parser"] for cell in cells}  # a filtered run lists only the parsers it graded
     for cell in _cells(config):
         if cell.parser in graded:
             parsers.setdefault(cell.parser, {"engine": cell.engine_name, "parser": cell.parser,
                                              "family": cell.family, "version": engines[cell.engine_name]["version"]})
-    numprocesses = getattr(config.option, "numprocesses", None) or 0
+    named = {cell["sample"] for cell in cells}
     return {
-        "schema": results_file.SCHEMA,
+        "schema": SCHEMA,
         "run": {
             "started": started.isoformat(timespec="seconds"),
             "finished": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -326,8 +362,10 @@ def _document(config: pytest.Config, cells: list[dict[str, Any]]) -> dict[str, A
             "hypothesis_profile": _profile(config),
             "vocabulary": config.getoption("--vocabulary"),
             "seed": config.getoption("hypothesis_seed", default=None),
-            "workers": int(numprocesses) if str(numprocesses).isdigit() else 0,
+            "workers": config.stash[_WORKERS],
             "cpu_load": config.getoption("--cpu-load"),
+            "shard": config.getoption("--shard"),
+            "parser_cpu_s": round(parts.parser_cpu_s, 3),
             "python": sys.version.split()[0],
             "platform": platform.platform(),
             "engines": engines,
@@ -335,19 +373,21 @@ def _document(config: pytest.Config, cells: list[dict[str, Any]]) -> dict[str, A
         "parsers": list(parsers.values()),
         "cases": [{"id": c.id, "kind": c.kind, "title": c.title, "expected": c.expected} for c in CATALOG],
         "families": _families_json(),
+        "samples": {key: parts.samples[key] for key in sorted(parts.samples) if key in named},
         "cells": cells,
     }
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
-    if not _grading(config) or _is_worker(config) or _STARTED not in config.stash:
+    if not _grading(config) or _STARTED not in config.stash:
         return
     for spinner in config.stash.get(_LOAD, []):
         spinner.kill()
         spinner.wait()
     full = _results_path(config)
-    cells = results_file.read_parts(config.stash[_PARTS])
+    parts = results_file.read_parts(config.stash[_PARTS])
+    cells = parts.cells
     planned = len(_cells(config))
     if _narrowed(config):
         path = results_file.filtered_path(full)
@@ -357,12 +397,22 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         config.stash[_NOTICE] = (f"the run stopped after {len(cells)} of {planned} cells: written apart; "
                                  f"{full} is untouched")
     else:
-        path = full
-    results_file.write(path, _document(config, cells))
+        path = _complete_path(config)
+        if path != full:
+            config.stash[_NOTICE] = (f"shard {config.getoption('--shard')} of the matrix: merge the shards into "
+                                     f"{full} with `python -m reports.merge`")
+    cells.sort(key=_plan_order(config))
+    results_file.write(path, _document(config, parts))
     results_file.remove_parts(config.stash[_PARTS])
     if _LOCK in config.stash:
         config.stash[_LOCK].release()
     config.stash[_WRITTEN] = path
+
+
+def _plan_order(config: pytest.Config):  # noqa: ANN202 - a sort key
+    """Cells in plan order, whichever worker graded them (so a run's file does not depend on scheduling)."""
+    order = {(c.parser, c.case, c.mode): n for n, c in enumerate(_cells(config))}
+    return lambda cell: order.get((cell["parser"], cell["case"], cell["mode"]), len(order))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
@@ -379,7 +429,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
     if _NOTICE in config.stash:
         terminalreporter.write_line(config.stash[_NOTICE])
     terminalreporter.write_line(f"results: {path}")
-    if not config.getoption("--no-html"):
+    complete = path == _complete_path(config)
+    if not config.getoption("--no-html") and not (complete and config.getoption("--no-full-html")):
         html = path.with_name("matrix.html") if path == _results_path(config) else path.with_suffix(".html")
         write_matrix(document, html)
         terminalreporter.write_line(f"matrix:  {html}")

@@ -1,29 +1,106 @@
-"""Benchmarks (`nox -s bench`): speed and memory of the reference parsers and of grading, as figures.
+"""Benchmarks (`nox -s bench`): what grading costs, and the reference parsers' speed, as printed figures.
 
-Prints, per family: one-shot and one-token-per-delta throughput on `tool.long_args` (16 KiB of
-arguments), peak Python memory while streaming it, and the time to grade every mode of one case;
-then what running parsers in a killable worker costs: the same cells graded in-process and isolated,
-and the time to replace a worker. Targets live here, not in timed tests.
+`python -m contract.bench [--grade ENGINE ...] [--repeat N]` grades each engine (the reference by default;
+`all` for every built engine) N times with `-n 2`, as `nox -s grade` does, each run into a folder of its own,
+and prints per engine the minimum and median over the repeats of:
+
+- wall time, and the CPU time of the whole grade (the pytest process and every worker it started, so
+  engine servers too), from the operating system's accounting of the finished process tree;
+- the parsers' own CPU time (`run.parser_cpu_s` of the results: what the parsers under test spent in
+  their calls; a run that several cells share counts once) and the grade's CPU over it: the grader's cost
+  per unit of parser work;
+- the results file's size.
+
+Then, unless `--no-parsers`: per family, one-shot and one-token-per-delta throughput of the reference parser
+on `tool.long_args` (16 KiB of arguments) and peak Python memory while streaming it. Targets are figures
+here, never timed tests; run on an idle machine, after `nox -s grade` has built the engines' virtualenvs.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 from tabulate import tabulate
 
 from fixtures import all_families
 
 from .catalog import case
-from .chunking import MODES, token_chunks
+from .chunking import token_chunks
 from .family import Sample
-from .grading import Subject, grade
-from .isolation import IsolatedGrader
-from .matrix import Grader, plan
-from .profiles import CI, profile
+from .grading import Subject
 from .tokenizer import family_stream
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class GradeRun:
+    """One timed grade of one engine."""
+
+    wall_s: float
+    cpu_s: float  # user + system time of the pytest process and every process it started and reaped
+    parser_cpu_s: float
+    cells: int
+    size: int  # bytes of the results file
+
+    @property
+    def ratio(self) -> float:
+        return self.cpu_s / max(self.parser_cpu_s, 1e-9)
+
+
+def grade_once(engine: str, python: str, workers: int, out: Path) -> GradeRun:
+    """`pytest --grade` of one engine into `out`, timed from outside."""
+    results = out / "results.json"
+    command = [python, "-m", "pytest", "--grade", "tests/test_matrix.py", "-q", "--engine", engine, "-n",
+               str(workers), "--results", str(results), "--no-html", "-p", "no:cacheprovider"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if not results.exists():
+        raise SystemExit(f"bench: grading {engine} wrote no results (exit {done.returncode}):\n"
+                         f"{(done.stdout + done.stderr)[-3000:]}")
+    document = json.loads(results.read_text(encoding="utf-8"))
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return GradeRun(wall, cpu, document["run"].get("parser_cpu_s") or 0.0, len(document["cells"]),
+                    results.stat().st_size)
+
+
+def _min_median(values: list[float], fmt: str) -> str:
+    return f"{min(values):{fmt}} / {statistics.median(values):{fmt}}"
+
+
+def grade_table(engines: dict[str, str], repeat: int, workers: int) -> str:
+    """Each engine graded `repeat` times: min / median of every figure."""
+    rows = []
+    totals = []
+    for engine, python in engines.items():
+        runs = []
+        for n in range(repeat):
+            with tempfile.TemporaryDirectory(prefix=f"bench-{engine}-") as folder:
+                runs.append(grade_once(engine, python, workers, Path(folder)))
+            print(f"  {engine} #{n + 1}: {runs[-1].wall_s:.1f} s wall, {runs[-1].cpu_s:.1f} s CPU", file=sys.stderr)
+        totals.append(min(r.wall_s for r in runs))
+        rows.append([engine, runs[0].cells, _min_median([r.wall_s for r in runs], ".1f"),
+                     _min_median([r.cpu_s for r in runs], ".1f"), _min_median([r.parser_cpu_s for r in runs], ".1f"),
+                     _min_median([r.ratio for r in runs], ".2f"), f"{runs[0].size / 1e6:.2f}"])
+    table = tabulate(rows, headers=["engine", "cells", "wall s (min / median)", "CPU s", "parsers' CPU s",
+                                    "CPU / parsers' CPU", "results MB"])
+    return table + (f"\nevery engine in turn: {sum(totals):.0f} s of grading (the sum of minimum walls)"
+                    if len(engines) > 1 else "")
 
 
 def _best_of(repeat: int, work: Callable[[], object]) -> float:
@@ -35,7 +112,10 @@ def _best_of(repeat: int, work: Callable[[], object]) -> float:
     return best
 
 
-def main() -> None:
+def parser_table() -> str:
+    """The reference parsers on a 16 KiB argument: one shot, one token per delta, peak memory."""
+    from .grader import Grader
+
     engine = Grader().engine("reference")
     assert not isinstance(engine, str)
     rows = []
@@ -48,43 +128,41 @@ def main() -> None:
         stream = family_stream(family, sample.rendered)
         chunks = token_chunks(stream, range(1, len(stream.ids)))
         subject = Subject(parser, family, sample, stream)
-
         batch = _best_of(5, subject.parse)
         streamed = _best_of(3, lambda subject=subject, chunks=chunks: subject.run(chunks))
         tracemalloc.start()
         subject.run(chunks)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-        graded = _best_of(1, lambda subject=subject: [grade(subject, m, profile(CI)) for m in MODES])
         size = len(sample.text)
         rows.append([family.name, size, len(chunks), f"{size / batch / 1e6:.2f}", f"{size / streamed / 1e6:.2f}",
-                     f"{peak / 1024:.0f}", f"{graded:.2f}"])
-    print(tabulate(rows, headers=["family", "chars", "deltas", "batch MB/s", "tokens MB/s", "stream peak KiB",
-                                  "grade all modes s"]))
-    print()
-    print(_isolation())
+                     f"{peak / 1024:.0f}"])
+    return tabulate(rows, headers=["family", "chars", "deltas", "batch MB/s", "tokens MB/s", "stream peak KiB"])
 
 
-def _isolation() -> str:
-    """Per-cell cost of the worker process: batch and tokens cells of every reference family."""
-    cells = plan(["reference"], modes=["batch", "tokens"])
-    in_process = Grader()
-    for cell in cells:  # warm: tokenizers and samples are built once per process either way
-        in_process.grade(cell)
-    local = _best_of(1, lambda: [in_process.grade(cell) for cell in cells])
-    isolated = IsolatedGrader()
-    started = time.perf_counter()
-    isolated.grade(cells[0])
-    first = time.perf_counter() - started
-    for cell in cells:
-        isolated.grade(cell)
-    remote = _best_of(1, lambda: [isolated.grade(cell) for cell in cells])
-    isolated.close()
-    rows = [["in-process", len(cells), f"{local:.2f}", f"{1000 * local / len(cells):.2f}"],
-            ["isolated worker", len(cells), f"{remote:.2f}", f"{1000 * remote / len(cells):.2f}"]]
-    return (tabulate(rows, headers=["grading", "cells", "s", "ms per cell"])
-            + f"\nstarting a worker and grading its first cell: {first:.2f} s (after a hang, crash or memory stop)")
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m contract.bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--grade", nargs="*", default=["reference"], metavar="ENGINE",
+                        help="engines to grade (`all`: every one given a --python, and the reference)")
+    parser.add_argument("--python", action="append", default=[], metavar="ENGINE=PATH",
+                        help="the interpreter of an engine's virtualenv (nox -s bench passes every built one)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2, help="-n of each grade")
+    parser.add_argument("--no-parsers", action="store_true", help="leave out the reference parsers' table")
+    args = parser.parse_args(argv)
+    pythons = {"reference": sys.executable} | dict(p.split("=", 1) for p in args.python)
+    wanted = list(pythons) if "all" in args.grade else args.grade
+    missing = [e for e in wanted if e not in pythons]
+    if missing:
+        parser.error(f"no virtualenv for {', '.join(missing)}: grade it once first (nox -s \"grade(engine='…')\")")
+    print(f"grading {', '.join(wanted)} with -n {args.workers}, {args.repeat} times each "
+          f"({os.cpu_count()} CPUs here)", file=sys.stderr)
+    print(grade_table({e: pythons[e] for e in wanted}, args.repeat, args.workers))
+    if not args.no_parsers:
+        print()
+        print(parser_table())
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

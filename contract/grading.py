@@ -2,27 +2,28 @@
 
 A parser that raises is `error` and never escapes this module; one that hangs, crashes the
 interpreter or exhausts memory is stopped from outside (`contract.isolation`), which reads what it
-was doing from the subject's `Progress`. Generated modes run a hypothesis search over chunkings and
-keep the failing one (shrunk to a minimal chunking where the profile shrinks, see `contract.profiles`).
+was doing from the subject's `Progress`. Generated modes try the chunkings hypothesis draws from the input
+(under the derandomized `ci` profile drawn once and stored, `contract.drawn`) and keep the first failing one;
+a profile that is not derandomized searches live and shrinks a failure to a minimal chunking.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
+import functools
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from hypothesis import HealthCheck, given, seed
+from hypothesis import HealthCheck, given
 from hypothesis import settings as Settings
 
 from . import checks
 from .adapter import ParserUnderTest
 from .checks import Failure, StreamRun
-from .chunking import Mode, char_chunks, char_cuts, deterministic_chunkings, token_chunks, token_cuts
+from .chunking import Mode, char_chunks, deterministic_chunkings, token_chunks
+from .drawn import Draw, draw_of, drawn
 from .family import Family, Sample
 from .model import Chunk, Message
 from .progress import Call, Progress
@@ -46,10 +47,44 @@ class Graded:
         return sorted({f.check for f in self.failures})
 
 
+@dataclass(frozen=True)
+class Streamed:
+    """One chunking streamed through the parser and judged: what a cell needs of that run."""
+
+    texts: tuple[str, ...]
+    failures: tuple[Failure, ...] = ()
+    notes: tuple[str, ...] = ()
+    observed: Message | None = None
+    holdback: int = 0
+    withheld: tuple[int, int] = (0, -1)  # checks.withheld: most payload held, and after which chunk
+    error: BaseException | None = None  # the parser raised
+    cpu_s: float = 0.0  # the parser's CPU time in this run
+
+
+@dataclass(frozen=True)
+class Anatomy:
+    """Where a sample's payload lies, as the checks look for it."""
+
+    pieces: tuple[str, ...]  # narration, reasoning and argument pieces that must survive (conservation)
+    payload: tuple[tuple[int, int], ...]  # narration, reasoning and arguments (incremental)
+    visible: tuple[tuple[int, int], ...]  # narration and reasoning (holdback)
+
+
+def _key(chunks: tuple[Chunk, ...]) -> tuple[tuple[str, tuple[int, ...] | None], ...]:
+    """A chunking as the parser receives it: delta texts and, in token tiers, their ids."""
+    return tuple((c.text, c.token_ids) for c in chunks)
+
+
 @dataclass
 class Subject:
     """A parser under test facing one sample; every parser call is announced to `progress` and its CPU
-    time added to `cpu_s` (per call kind: `parse` for one-shot, `stream` for open/feed/finish)."""
+    time added to `cpu_s` (per call kind: `parse` for one-shot, `stream` for open/feed/finish).
+
+    The same parser, request and chunking give the same output, so each distinct chunking is streamed and
+    judged once per subject (`streamed`), however many modes or generated examples try it, and the
+    one-shot result once (`batch`); a cell that reuses a run still counts the CPU time that run took.
+    `spent_s` is what the parser actually spent.
+    """
 
     parser: ParserUnderTest
     family: Family
@@ -57,46 +92,102 @@ class Subject:
     stream: TokenStream
     progress: Progress = field(default_factory=Progress)
     cpu_s: dict[str, float] = field(default_factory=lambda: {"parse": 0.0, "stream": 0.0})
-    _batch: Message | BaseException | None = field(default=None, repr=False)
+    spent_s: float = 0.0
+    _batch: tuple[Message | BaseException, float] | None = field(default=None, repr=False)
+    _runs: dict[tuple[tuple[str, tuple[int, ...] | None], ...], Streamed] = field(default_factory=dict, repr=False)
 
     @property
     def keep_ids(self) -> bool:
         return self.sample.case.native_ids
 
-    @contextmanager
-    def _calling(self, call: Call, index: int = -1) -> Iterator[None]:
-        self.progress.enter(call, index)
-        started = time.process_time()
-        try:
-            yield
-        finally:
-            self.cpu_s["parse" if call is Call.PARSE else "stream"] += time.process_time() - started
-            self.progress.leave()
+    @functools.cached_property
+    def anatomy(self) -> Anatomy:
+        """What the checks need of the sample, computed once per subject."""
+        sample = self.sample
+        return Anatomy(checks.conserved_pieces(sample), checks.payload_spans(sample), checks.visible_spans(sample))
 
     def parse(self) -> Message:
-        with self._calling(Call.PARSE):
+        """A fresh one-shot parse (`batch` keeps the first)."""
+        self.progress.enter(Call.PARSE)
+        started = time.process_time()
+        try:
             return self.parser.parse(self.sample.text, self.stream.ids, self.sample.context, self.sample.stop)
+        finally:
+            spent = time.process_time() - started
+            self.spent_s += spent
+            self.cpu_s["parse"] += spent
+            self.progress.leave()
 
     def batch(self) -> Message | BaseException:
-        """The one-shot result, computed once, for stream-equals-batch."""
+        """The one-shot result, computed once per subject; the caller's cell counts its CPU time."""
         if self._batch is None:
+            before = self.cpu_s["parse"]
             try:
-                self._batch = self.parse()
+                result: Message | BaseException = self.parse()
             except Exception as exc:  # noqa: BLE001 - recorded, never raised
-                self._batch = exc
-        return self._batch
+                result = exc
+            self._batch = (result, self.cpu_s["parse"] - before)
+            self.cpu_s["parse"] = before
+        return self._batch[0]
+
+    def batch_cpu_s(self) -> float:
+        self.batch()
+        assert self._batch is not None
+        return self._batch[1]
 
     def run(self, chunks: tuple[Chunk, ...]) -> StreamRun:
-        self.progress.chunking(tuple(c.text for c in chunks))
-        with self._calling(Call.OPEN):
+        """Stream one chunking through a fresh session of the parser."""
+        progress, clock = self.progress, time.process_time
+        progress.chunking(tuple(c.text for c in chunks))
+        spent = 0.0
+        progress.enter(Call.OPEN)
+        started = clock()
+        try:
             session = self.parser.open_stream(self.sample.context)
+        finally:
+            spent += clock() - started
+            progress.leave()
         per_chunk = []
-        for index, chunk in enumerate(chunks):
-            with self._calling(Call.FEED, index):
-                per_chunk.append(tuple(session.feed(chunk)))
-        with self._calling(Call.FINISH):
-            final = tuple(session.finish(self.sample.stop))
+        try:
+            for index, chunk in enumerate(chunks):
+                progress.enter(Call.FEED, index)
+                started = clock()
+                try:
+                    per_chunk.append(tuple(session.feed(chunk)))
+                finally:
+                    spent += clock() - started
+                    progress.leave()
+            progress.enter(Call.FINISH)
+            started = clock()
+            try:
+                final = tuple(session.finish(self.sample.stop))
+            finally:
+                spent += clock() - started
+                progress.leave()
+        finally:
+            self.spent_s += spent
+            self.cpu_s["stream"] += spent
         return StreamRun(chunks, tuple(per_chunk), final)
+
+    def streamed(self, chunks: tuple[Chunk, ...]) -> Streamed:
+        """The chunking streamed and judged: once per distinct chunking (the cell counts its CPU either way)."""
+        key = _key(chunks)
+        known = self._runs.get(key)
+        if known is not None:
+            self.cpu_s["stream"] += known.cpu_s
+            return known
+        texts = tuple(c.text for c in chunks)
+        before = self.cpu_s["stream"]
+        try:
+            run = self.run(chunks)
+            failures, notes, observed, held = judge_stream(self, run)
+            figure = checks.withheld(self.sample.text, self.anatomy.payload, self.family.markers, run)
+            result = Streamed(texts, tuple(failures), tuple(notes), observed, held, figure,
+                              cpu_s=self.cpu_s["stream"] - before)
+        except Exception as exc:  # noqa: BLE001 - a crashing parser is an outcome
+            result = Streamed(texts, error=exc, cpu_s=self.cpu_s["stream"] - before)
+        self._runs[key] = result
+        return result
 
 
 def _error_text(exc: BaseException) -> str:
@@ -105,8 +196,7 @@ def _error_text(exc: BaseException) -> str:
 
 
 def _judge_message(subject: Subject, observed: Message) -> tuple[list[Failure], list[str], checks.ExpectedMessage]:
-    sample = subject.sample
-    return checks.judge_message(sample.expected, subject.family.markers, checks.conserved_pieces(sample), observed)
+    return checks.judge_message(subject.sample.expected, subject.family.markers, subject.anatomy.pieces, observed)
 
 
 @dataclass
@@ -116,11 +206,9 @@ class Withheld:
     measured: bool = True
     by_chunking: dict[tuple[str, ...], tuple[int, int]] = field(default_factory=dict)
 
-    def add(self, subject: Subject, run: StreamRun) -> None:
+    def add(self, streamed: Streamed) -> None:
         if self.measured:
-            sample = subject.sample
-            figure = checks.withheld(sample.text, checks.payload_spans(sample), subject.family.markers, run)
-            self.by_chunking[tuple(c.text for c in run.chunks)] = figure
+            self.by_chunking[streamed.texts] = streamed.withheld
 
     def apply(self, graded: Graded, mode: Mode) -> Graded:
         """The graded cell with the worst figure, and the incremental check's failure where the bound was
@@ -139,11 +227,11 @@ class Withheld:
 
 
 def judge_stream(subject: Subject, run: StreamRun) -> tuple[list[Failure], list[str], Message, int]:
-    sample, batch = subject.sample, subject.batch()
+    sample, batch, markers = subject.sample, subject.batch(), subject.family.markers
     failures, notes, observed = checks.judge_stream(
-        sample.expected, subject.family.markers, checks.conserved_pieces(sample), run,
-        batch if isinstance(batch, Message) else None, keep_ids=subject.keep_ids)
-    return failures, notes, observed, checks.holdback(sample, subject.family.markers, run)
+        sample.expected, markers, subject.anatomy.pieces, run, batch if isinstance(batch, Message) else None,
+        keep_ids=subject.keep_ids)
+    return failures, notes, observed, checks.holdback(sample.text, subject.anatomy.visible, markers, run)
 
 
 def _crash(exc: BaseException, chunking: tuple[str, ...] | None = None) -> Graded:
@@ -152,34 +240,43 @@ def _crash(exc: BaseException, chunking: tuple[str, ...] | None = None) -> Grade
 
 
 def grade_batch(subject: Subject) -> Graded:
-    try:
-        observed = subject.parse()
-    except Exception as exc:  # noqa: BLE001 - a crashing parser is an outcome
-        return _crash(exc)
+    observed = subject.batch()
+    subject.cpu_s["parse"] += subject.batch_cpu_s()
+    if isinstance(observed, BaseException):  # a crashing parser is an outcome
+        return _crash(observed)
     failures, notes, _ = _judge_message(subject, observed)
     return Graded("fail" if failures else "pass", tuple(failures), tuple(notes), observed)
 
 
-def _grade_chunkings(subject: Subject, chunkings: Iterable[tuple[Chunk, ...]],
-                     withheld: Withheld | None = None) -> Graded:
-    first: Graded | None = None
+def _graded_run(streamed: Streamed, holdback: int) -> Graded:
+    """A failing run as the cell reports it."""
+    if streamed.error is not None:
+        return _crash(streamed.error, streamed.texts)
+    return Graded("fail", streamed.failures, streamed.notes, streamed.observed, streamed.texts, holdback)
+
+
+def _grade_chunkings(subject: Subject, mode: Mode, chunkings: Iterable[tuple[Chunk, ...]], withheld: Withheld,
+                     generated: bool = False) -> Graded:
+    """Every chunking in turn until one fails (the first failing one is what the cell reports);
+    `generated` cells also say how many were tried."""
+    first: Streamed | None = None
     worst_holdback = 0
+    tried = 0
     for chunks in chunkings:
-        texts = tuple(c.text for c in chunks)
-        try:
-            run = subject.run(chunks)
-            failures, notes, observed, held = judge_stream(subject, run)
-        except Exception as exc:  # noqa: BLE001
-            return _crash(exc, texts)
-        if withheld is not None:
-            withheld.add(subject, run)
-        worst_holdback = max(worst_holdback, held)
-        if failures:
-            return Graded("fail", tuple(failures), tuple(notes), observed, texts, worst_holdback)
-        if first is None:
-            first = Graded("pass", (), tuple(notes), observed)
-    assert first is not None, "a mode produced no chunking"
-    return Graded("pass", (), first.notes, first.observed, holdback=worst_holdback)
+        tried += 1
+        streamed = subject.streamed(chunks)
+        if streamed.error is None:
+            withheld.add(streamed)
+            worst_holdback = max(worst_holdback, streamed.holdback)
+        if streamed.error is not None or streamed.failures:
+            graded = _graded_run(streamed, worst_holdback)
+            if generated:
+                graded = dataclasses.replace(graded, holdback=worst_holdback, examples=tried)
+            return withheld.apply(graded, mode)
+        first = first or streamed
+    notes, observed = (first.notes, first.observed) if first else ((), None)
+    return withheld.apply(Graded("pass", (), notes, observed, holdback=worst_holdback,
+                                 examples=tried if generated else None), mode)
 
 
 class _Failed(Exception):
@@ -194,17 +291,23 @@ def stable_seed(subject: Subject, mode: Mode) -> int:
     """The generated chunkings of a derandomized profile come from the input, not from this module's
     source (hypothesis's own derandomized seed hashes the test function's code, so any edit here would
     reshuffle every generated cell): the same for every parser of a family, across framework commits."""
-    key = f"{subject.family.name}:{subject.sample.case.id}:{mode.name}".encode()
-    return int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
+    return _draw(subject, mode).seed
 
 
-def _grade_generated(subject: Subject, mode: Mode, settings: Settings, incremental: bool) -> Graded:
+def _draw(subject: Subject, mode: Mode) -> Draw:
+    return draw_of(subject.family.name, subject.sample.case.id, mode, subject.sample.text, subject.stream,
+                   subject.family.markers)
+
+
+def _chunks(subject: Subject, mode: Mode, cuts: Sequence[int]) -> tuple[Chunk, ...]:
     if mode.tier == "char":
-        strategy = char_cuts(subject.sample.text, subject.family.markers)
-        make: Callable[[list[int]], tuple[Chunk, ...]] = lambda cuts: char_chunks(subject.sample.text, cuts)  # noqa: E731
-    else:
-        strategy = token_cuts(subject.stream, subject.family.markers)
-        make = lambda cuts: token_chunks(subject.stream, cuts)  # noqa: E731
+        return char_chunks(subject.sample.text, cuts)
+    return token_chunks(subject.stream, cuts)
+
+
+def _grade_searched(subject: Subject, mode: Mode, settings: Settings, incremental: bool) -> Graded:
+    """A profile that is not derandomized (`thorough`): hypothesis searches, and shrinks what fails."""
+    draw = _draw(subject, mode)
     examples = 0
     worst_holdback = 0
     last_failure: Graded | None = None
@@ -213,20 +316,20 @@ def _grade_generated(subject: Subject, mode: Mode, settings: Settings, increment
 
     @Settings(parent=settings, database=None, deadline=None, report_multiple_bugs=False,
               suppress_health_check=list(HealthCheck))
-    @given(cuts=strategy)
+    @given(cuts=draw.strategy())
     def search(cuts: list[int]) -> None:
         nonlocal examples, worst_holdback, last_failure, first_pass
         examples += 1
-        graded = _grade_chunkings(subject, [make(cuts)], withheld)
-        worst_holdback = max(worst_holdback, graded.holdback or 0)
-        if graded.status == "pass":
-            first_pass = first_pass or graded
-            return
-        last_failure = graded
-        raise _Failed(graded)  # the single raise site: hypothesis treats sites as distinct bugs
+        streamed = subject.streamed(_chunks(subject, mode, cuts))
+        if streamed.error is None:
+            withheld.add(streamed)
+            worst_holdback = max(worst_holdback, streamed.holdback)
+            if not streamed.failures:
+                first_pass = first_pass or Graded("pass", (), streamed.notes, streamed.observed)
+                return
+        last_failure = _graded_run(streamed, worst_holdback)
+        raise _Failed(last_failure)  # the single raise site: hypothesis treats sites as distinct bugs
 
-    if settings.derandomize:
-        search = seed(stable_seed(subject, mode))(search)
     try:
         search()
     except _Failed as failed:
@@ -247,8 +350,11 @@ def grade(subject: Subject, mode: Mode, settings: Settings, *, incremental: bool
     """`incremental=False`: deltas cannot be attributed to chunks, so the incremental check is not applied."""
     if not mode.streaming:
         return grade_batch(subject)
-    if mode.generated:
-        return _grade_generated(subject, mode, settings, incremental)
+    if mode.generated and not settings.derandomize:
+        return _grade_searched(subject, mode, settings, incremental)
     withheld = Withheld(measured=incremental)
+    if mode.generated:  # the chunkings hypothesis draws from this input (stored: contract.drawn)
+        chunkings = (_chunks(subject, mode, cuts) for cuts in drawn(_draw(subject, mode), settings))
+        return _grade_chunkings(subject, mode, chunkings, withheld, generated=True)
     chunkings = deterministic_chunkings(mode, subject.stream, subject.family.markers)
-    return withheld.apply(_grade_chunkings(subject, chunkings, withheld), mode)
+    return _grade_chunkings(subject, mode, chunkings, withheld)

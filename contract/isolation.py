@@ -1,7 +1,7 @@
 """Parsers run in a worker process the grader can kill.
 
-`IsolatedGrader.grade(cell)` sends the cell to a worker (`python -m contract.isolation`), which grades
-it with an in-process `Grader` and answers with the record. The controlling side watches the worker:
+`IsolatedGrader.grade(cells)` sends a group of cells to a worker (`python -m contract.isolation`), which
+grades them in turn with an in-process `Grader` and answers with each record. The controlling side watches the worker:
 
 - **hung**: one parser call (or the engine import) made no progress for `hang_after` seconds of the
   worker's CPU time, or for `WALL_FACTOR` times that in wall time (a call blocked without using CPU).
@@ -14,12 +14,14 @@ it with an in-process `Grader` and answers with the record. The controlling side
   and the cell is `error`.
 
 Each of these says what the parser was doing (the call, the delta being fed) and the next cell gets a
-fresh worker. The worker protocol is one JSON line per message on a pipe: the controller writes a
-cell, the worker answers with the record's skeleton once the input is known, then the full record.
+fresh worker (and the group's remaining cells go to it). The worker protocol is one JSON line per message
+on a pipe: the controller writes the cells, the worker answers for each with the record's skeleton once the
+input is known, then the full record with the samples table entries it names.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -28,18 +30,21 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from . import expectations, progress
-from .matrix import Cell, Grader, _base_record
+from .matrix import Cell, base_record
 from .progress import Call, Snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 WALL_FACTOR = 4  # a blocked call (no CPU used) is hung after this many times `hang_after` in wall time
 FRAMEWORK_HANG = 600.0  # CPU seconds of our own work between parser calls before the worker counts as stuck
 POLL_S = 0.05
+GRACE_S = 10.0  # how long a worker may take to end when the run is over (an engine's server stops with it)
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -101,122 +106,266 @@ class _Worker:
         self.stdin: IO[bytes] = self.process.stdin
         self.stdout = self.process.stdout.fileno()
         self._pending = b""
+        self.received: deque[dict[str, Any]] = deque()
+        self.closed = False  # the worker closed its end of the pipe
 
-    def messages(self, timeout: float) -> list[dict[str, Any]] | None:
-        """Whole messages that arrived within `timeout` ([] if none); None once the worker closed its end."""
-        ready, _, _ = select.select([self.stdout], [], [], timeout)
-        if not ready:
-            return []
+    def send(self, cells: Sequence[Cell]) -> bool:
+        """Hand the worker cells to grade in turn; False if it is gone."""
+        try:
+            self.stdin.write((json.dumps([asdict(c) for c in cells]) + "\n").encode())
+            self.stdin.flush()
+        except BrokenPipeError:
+            return False
+        return True
+
+    def receive(self) -> None:
+        """Read what has arrived (call when the pipe is readable) into `received`, whole messages only."""
         data = os.read(self.stdout, 1 << 20)
-        if not data:
-            return None
+        self.closed = not data
         *lines, self._pending = (self._pending + data).split(b"\n")
-        return [json.loads(line) for line in lines]
+        self.received.extend(json.loads(line) for line in lines)
 
     def stderr_tail(self, limit: int = 3000) -> str:
         data = self.log_path.read_bytes()[-limit:]
         return data.decode("utf-8", "replace").strip()
 
-    def stop(self) -> None:
+    def stop(self, grace_s: float = 0.0) -> None:
+        """Kill the worker, or with `grace_s` first let it end on its own (its engine's servers with it)."""
+        if grace_s and self.process.poll() is None:
+            self.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(grace_s)
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
         self._log.close()
 
 
+@dataclass(frozen=True)
+class Graded:
+    """A cell's record as the worker answered (or as the controller wrote it for a stopped worker), and
+    the samples table entries it brought (a sample is sent once per worker)."""
+
+    record: dict[str, Any]
+    samples: dict[str, dict[str, Any]]
+
+
+@dataclass
+class _Slot:
+    """One worker of the pool and the group it is grading: the cells still to be answered, the skeleton
+    of the cell being graded, and the watchdog on it."""
+
+    worker: _Worker | None = None
+    group: int | None = None
+    cells: deque[Cell] = field(default_factory=deque)
+    skeleton: dict[str, Any] = field(default_factory=dict)
+    started: float = 0.0
+    watchdog: Watchdog | None = None
+    checked: float = 0.0  # when the watchdog last looked (monotonic)
+    samples: dict[str, dict[str, Any]] = field(default_factory=dict)  # samples the cell's messages brought
+
+
 @dataclass
 class IsolatedGrader:
-    """Grades cells in worker processes; never raises for what a parser does."""
+    """Grades groups of cells in a pool of worker processes; never raises for what a parser does.
+
+    `plan(groups)` tells the pool the groups in the order they will be asked for, and each worker takes the
+    next one as soon as it is free, so `graded(i)` mostly finds its answers waiting. Every cell is watched
+    on its own: when a worker has to be stopped, its cell is recorded as such and the rest of its group
+    goes to a fresh worker.
+    """
 
     hypothesis_profile: str = "ci"
     limits: Limits = Limits()
+    size: int = 1  # workers grading at once
+    spent_s: float = 0.0  # CPU time the parsers under test spent in this grader's workers
 
     def __post_init__(self) -> None:
         self._directory = Path(tempfile.mkdtemp(prefix="matrix-worker-"))
-        self._worker: _Worker | None = None
+        self._slots = [_Slot() for _ in range(max(1, self.size))]
         self._started = 0
+        self._groups: list[tuple[Cell, ...]] = []
+        self._queue: deque[int] = deque()  # planned groups no worker has taken yet, in order
+        self._answers: dict[int, list[Graded]] = {}
+        self._where: dict[tuple[Cell, ...], deque[int]] = {}  # planned groups not asked for yet
 
-    def _fresh(self) -> _Worker:
-        if self._worker is None:
-            self._started += 1
-            self._worker = _Worker(self._directory, self.hypothesis_profile, self._started)
-        return self._worker
+    def plan(self, groups: Sequence[Sequence[Cell]]) -> None:
+        """The groups `grade` will be asked for, in that order: workers take them as they come free."""
+        self._groups = [tuple(g) for g in groups]
+        self._queue = deque(range(len(self._groups)))
+        self._where = {}
+        for index, group in enumerate(self._groups):
+            self._where.setdefault(group, deque()).append(index)
+
+    def grade(self, cells: Sequence[Cell]) -> list[Graded]:
+        """Each cell's record of a group, in order, with the samples table entries it brought: planned
+        groups are mostly graded already; any other is graded now."""
+        wanted = tuple(cells)
+        planned = self._where.get(wanted)
+        if planned:
+            index = planned.popleft()
+        else:
+            self._groups.append(wanted)
+            index = len(self._groups) - 1
+        return self._graded(index)
+
+    def _graded(self, index: int) -> list[Graded]:
+        """Each cell's record of planned group `index`, in order, with the samples table entries it brought."""
+        if index not in self._answers:  # not taken yet (asked out of order, or again): next in line
+            if index in self._queue:
+                self._queue.remove(index)
+            self._queue.appendleft(index)
+        while index not in self._answers or any(slot.group == index for slot in self._slots):
+            self._dispatch()
+            self._pump()
+        return self._answers.pop(index)
 
     def close(self) -> None:
-        if self._worker is not None:
-            self._worker.stop()
-            self._worker = None
+        for slot in self._slots:
+            if slot.worker is not None:
+                slot.worker.stop(grace_s=GRACE_S)
+                slot.worker = None
         for path in self._directory.iterdir():
             path.unlink()
         self._directory.rmdir()
 
-    def grade(self, cell: Cell) -> dict[str, Any]:
-        worker = self._fresh()
-        started = time.perf_counter()
-        skeleton = _base_record(cell)
-        try:
-            worker.stdin.write((json.dumps(asdict(cell)) + "\n").encode())
-            worker.stdin.flush()
-        except BrokenPipeError:
-            return self._stopped(worker, skeleton, started, "error", "the worker exited before the cell was sent")
-        pid = worker.process.pid
-        watchdog = Watchdog(self.limits, _rss_mb(pid))
-        while True:
-            messages = worker.messages(POLL_S)
-            if messages is None:  # the worker closed its end: it is exiting, and says how below
-                worker.process.wait()
-            for message in messages or ():
-                if message["final"]:
-                    return message["record"]
-                skeleton = message["record"]
-            if worker.process.poll() is not None:
-                code = worker.process.returncode
-                cause = (f"the worker died of {signal.Signals(-code).name}" if code < 0
-                         else f"the worker exited with status {code}")
-                return self._stopped(worker, skeleton, started, "error", cause)
-            try:
-                snapshot = Snapshot.read(worker.progress, chunk=False)
-                cpu, rss = _cpu_seconds(pid), _rss_mb(pid)
-            except (OSError, IndexError, ValueError):  # exiting while we looked: the next poll says how
-                continue
-            stop = watchdog.check(snapshot.call, snapshot.seq, cpu, rss, time.monotonic())
-            if stop is not None:
-                return self._stopped(worker, skeleton, started, *stop)
+    def _dispatch(self) -> None:
+        """Give every idle worker the next group."""
+        for slot in self._slots:
+            if slot.group is None and self._queue:
+                index = self._queue.popleft()
+                self._answers[index] = []
+                slot.group, slot.cells = index, deque(self._groups[index])
+                self._send(slot)
 
-    def _stopped(self, worker: _Worker, record: dict[str, Any], started: float, status: str,
-                 cause: str) -> dict[str, Any]:
-        """The record of a cell whose worker had to be stopped, or died; the next cell gets a new worker."""
+    def _send(self, slot: _Slot) -> None:
+        """The slot's remaining cells to its worker (a fresh one if it has none)."""
+        while slot.cells:
+            if slot.worker is None:
+                self._started += 1
+                slot.worker = _Worker(self._directory, self.hypothesis_profile, self._started)
+            self._watch(slot)
+            if slot.worker.send(slot.cells):
+                return
+            self._stop(slot, "error", "the worker exited before the cell was sent")
+
+    def _watch(self, slot: _Slot) -> None:
+        """Start watching the next cell of the slot."""
+        assert slot.worker is not None
+        slot.skeleton, slot.started = base_record(slot.cells[0]), time.perf_counter()
+        slot.watchdog = Watchdog(self.limits, _rss_mb(slot.worker.process.pid))
+
+    def _pump(self) -> None:
+        """Wait a little for the busy workers, take what they answered, stop any that must be stopped."""
+        busy = [slot for slot in self._slots if slot.group is not None and slot.worker is not None]
+        waiting = {slot.worker.stdout: slot.worker for slot in busy  # type: ignore[union-attr]
+                   if not slot.worker.closed}  # type: ignore[union-attr]
+        answered = any(slot.worker.received for slot in busy)  # type: ignore[union-attr]
+        if waiting:
+            ready, _, _ = select.select(list(waiting), [], [], 0 if answered else POLL_S)
+            for fd in ready:
+                waiting[fd].receive()
+        now = time.monotonic()
+        for slot in busy:
+            self._take(slot)
+            if slot.group is not None and slot.worker is not None and (
+                    slot.worker.closed or now - slot.checked >= POLL_S):
+                slot.checked = now
+                self._check(slot)
+
+    def _take(self, slot: _Slot) -> None:
+        """Handle the messages the slot's worker sent."""
+        worker = slot.worker
+        assert worker is not None and slot.group is not None
+        while worker.received:
+            message = worker.received.popleft()
+            slot.samples.update(message["samples"])
+            if not message["final"]:
+                slot.skeleton = message["record"]
+                continue
+            self.spent_s += message["spent_s"]
+            self._answered(slot, Graded(message["record"], slot.samples))
+            if slot.group is None:
+                return
+            self._watch(slot)
+
+    def _answered(self, slot: _Slot, graded: Graded) -> None:
+        assert slot.group is not None
+        self._answers[slot.group].append(graded)
+        slot.samples = {}
+        slot.cells.popleft()
+        if not slot.cells:
+            slot.group, slot.watchdog = None, None
+
+    def _check(self, slot: _Slot) -> None:
+        """Stop the slot's worker if it died, hung or exploded."""
+        worker = slot.worker
+        assert worker is not None and slot.watchdog is not None
+        if worker.closed:  # the worker closed its end: it is exiting, and says how below
+            worker.process.wait()
+        if worker.process.poll() is not None:
+            code = worker.process.returncode
+            cause = (f"the worker died of {signal.Signals(-code).name}" if code < 0
+                     else f"the worker exited with status {code}")
+            self._stop(slot, "error", cause)
+            return
+        try:
+            snapshot = Snapshot.read(worker.progress, chunk=False)
+            cpu, rss = _cpu_seconds(worker.process.pid), _rss_mb(worker.process.pid)
+        except (OSError, IndexError, ValueError):  # exiting while we looked: the next poll says how
+            return
+        stop = slot.watchdog.check(snapshot.call, snapshot.seq, cpu, rss, time.monotonic())
+        if stop is not None:
+            self._stop(slot, *stop)
+
+    def _stop(self, slot: _Slot, status: str, cause: str) -> None:
+        """Record the slot's cell as its worker had to be stopped (or died), replace the worker, and send it
+        the rest of the group."""
+        worker = slot.worker
+        assert worker is not None
         try:
             doing = Snapshot.read(worker.progress).describe()
         except (OSError, ValueError):
             doing = "unknown"
         worker.stop()
-        self._worker = None
+        slot.worker = None
         detail = f"{cause}, in {doing}"
         stderr = worker.stderr_tail()
+        record = slot.skeleton
         record.update(outcome=status, failures=[{"check": status, "detail": detail}],
                       error=detail + (f"\n\nworker stderr (tail):\n{stderr}" if stderr else ""),
                       signature=expectations.signature(status, [status], None),
-                      duration_s=round(time.perf_counter() - started, 4))
-        return record
+                      duration_s=round(time.perf_counter() - slot.started, 4))
+        self._answered(slot, Graded(record, slot.samples))
+        self._send(slot)
 
 
 def _serve(progress_path: Path, profile: str) -> None:
-    """The worker: grade each cell read from stdin, answer on the original stdout; anything the engine
-    prints goes to stderr, so it cannot corrupt the protocol."""
+    """The worker: grade the cells of each line read from stdin, answer on the original stdout; anything
+    the engine prints goes to stderr, so it cannot corrupt the protocol."""
+    from .grader import Grader  # the worker side alone imports what grading needs
+
     answers = os.fdopen(os.dup(1), "w", encoding="ascii")
     os.dup2(2, 1)
     grader = Grader(profile, progress.SharedProgress(progress_path))
+    sent: set[str] = set()
 
     def send(record: dict[str, Any], final: bool) -> None:
         # ASCII on the pipe: any text a parser produced (even a lone surrogate) survives the trip
-        answers.write(json.dumps({"final": final, "record": record}) + "\n")
+        key = record["sample"]
+        message: dict[str, Any] = {"final": final, "record": record,
+                                   "samples": {key: grader.samples[key]} if key is not None and key not in sent else {}}
+        sent.update(message["samples"])
+        if final:
+            message["spent_s"] = grader.spent_s - spent
+        answers.write(json.dumps(message) + "\n")
         answers.flush()
 
     for line in sys.stdin:
-        cell = Cell(**json.loads(line))
-        record = grader.grade(cell, announce=lambda skeleton: send(skeleton, False))
-        send(record, True)
+        for fields in json.loads(line):
+            spent = grader.spent_s
+            record = grader.grade(Cell(**fields), announce=lambda skeleton: send(skeleton, False))
+            send(record, True)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from types import ModuleType
 from typing import Any
 
 from fixtures import all_families, expectations_dir
+from reports.load import load_results
 
 from . import assembly, checks, compare, expectations, expected, model
 from .adapter import Engine, ParserUnderTest, engine_module
@@ -52,7 +53,7 @@ from .tokenizer import (
     vocabulary_tier,
 )
 
-NODE = re.compile(r"test_cell\[(?P<id>.+)\]$")
+NODE = re.compile(r"test_cells\[(?P<id>.+)\]$")
 
 # The matrix's message types and checks, in the order the repro defines them.
 CHECKS_SOURCE: tuple[object, ...] = (
@@ -61,15 +62,16 @@ CHECKS_SOURCE: tuple[object, ...] = (
     expected.ExpectedMessage, expected.Expected,
     f"_WHITESPACE = {compare._WHITESPACE!r}", compare.json_equal, compare.squeeze, compare.Verdict, compare._text,
     compare._clip, compare.arguments_match, compare._call, compare._ids, compare.matches, compare.normalized,
-    assembly.delta_dict, assembly.assemble,
+    assembly.delta_dict, assembly._appends, assembly._flush, assembly.assemble,
     checks.Failure, checks.StreamRun, checks.expected, checks.finish_reason, checks.markers_leaked, checks._fragment,
     checks.fragments, checks.stream_equals_batch, checks.delta_protocol, checks.duplication, checks._leaves,
-    checks._haystack, checks.conservation, checks.judge_message, checks.judge_stream,
+    checks._haystack, checks._squeezed, checks.conservation, checks.judge_message, checks.judge_stream,
     f"INCREMENTAL_BOUND = {checks.INCREMENTAL_BOUND!r}", f"INCREMENTAL_MODES = {checks.INCREMENTAL_MODES!r}",
-    checks._emitted, checks._ambiguous, checks.withheld, checks.incremental,
+    checks._emitted, checks._nonspace, f"AMBIGUITY_REACH = {checks.AMBIGUITY_REACH!r}", checks._marker_prefixes, checks._ambiguity, checks._ambiguous,
+    checks._counted_before, checks.withheld, checks.incremental,
 )
 CHECKS_IMPORTS = (
-    "import contextlib", "import json", "import re", "from collections.abc import Iterable, Sequence",
+    "import contextlib", "import functools", "import json", "import re", "from collections.abc import Iterable, Sequence",
     "from dataclasses import dataclass", "from typing import Any",
     "from openai.lib.streaming._deltas import accumulate_delta  # the OpenAI SDK's own delta accumulation",
 )
@@ -93,14 +95,19 @@ class EngineRepro:
     chunk_ids: Callable[[Sequence[Chunk]], tuple[list[list[int]], list[int]]] | None = None
 
 
-def cell_id(text: str) -> str:
-    """A cell id from itself or from the rerun node id (`tests/test_matrix.py::test_cell[ID]`)."""
+def cell_id(text: str, mode: str | None = None) -> str:
+    """A cell id from itself, or from the node id and the `--mode` of its rerun command
+    (`tests/test_matrix.py::test_cells[PARSER:CASE]` `--mode MODE`)."""
     found = NODE.search(text.strip().strip("'\""))
-    return found.group("id") if found else text.strip()
+    if not found:
+        return text.strip()
+    if mode is None:
+        raise SystemExit(f"repro: {text}: a node id names a parser and case; add the cell's --mode as its rerun does")
+    return f"{found.group('id')}:{mode}"
 
 
-def find_cell(text: str) -> Cell:
-    wanted = cell_id(text)
+def find_cell(text: str, mode: str | None = None) -> Cell:
+    wanted = cell_id(text, mode)
     engine = wanted.split("/", 1)[0]
     try:
         cells = plan([engine])
@@ -365,7 +372,7 @@ def _spread(cells: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
 
 def verify(results: Path, known_broken: int, passing: int, out: Path) -> int:
     """Repros of a sample must fail (known-broken cells) or pass (passing cells) as recorded; 1 if any does not."""
-    document = json.loads(results.read_text(encoding="utf-8"))
+    document = load_results(results)
     cells = document["cells"]
     use_vocabulary(document["run"].get("vocabulary") or REAL)
     sample = ([("xfail", c) for c in _spread([c for c in cells if c["outcome"] == "xfail"], known_broken)]
@@ -402,6 +409,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m contract.repro", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("cell", nargs="?", help="cell id (engine/parser:case:mode) or the rerun node id")
+    parser.add_argument("--mode", help="the cell's mode, with a node id (as the rerun command gives it)")
     parser.add_argument("--out", type=Path, default=Path("reports/out/repro"), help="folder to write into")
     parser.add_argument("--hypothesis-profile", default=CI, help="as the cell was graded (random/chars cells)")
     parser.add_argument("--vocabulary", choices=TIERS, default=REAL, help="the tier the cell was graded in")
@@ -414,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
         return verify(args.verify, args.known_broken, args.passing, args.out)
     if not args.cell:
         parser.error("give a CELL or --verify RESULTS")
-    path, replayed = write_repro(find_cell(args.cell), args.out, args.hypothesis_profile)
+    path, replayed = write_repro(find_cell(args.cell, args.mode), args.out, args.hypothesis_profile)
     print(f"{path}: reproduces {replayed.cell.id} ({replayed.status} in the matrix now); "
           f"run it with: python {path}")
     return 0

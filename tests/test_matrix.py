@@ -1,11 +1,12 @@
-"""The matrix itself: one test per (parser, case, mode) cell, collected only under `pytest --grade`."""
+"""The matrix itself: one test per (parser, case), its modes' cells graded together, collected only under
+`pytest --grade`. Every cell is recorded; the test fails when one of its cells fails the run."""
 
 from __future__ import annotations
 
 import pytest
 
 from contract.isolation import IsolatedGrader
-from contract.matrix import Cell, judge
+from contract.matrix import CellGroup, base_record, judge, settled
 from contract.results import RecordLog
 
 PASSING = ("pass",)
@@ -27,15 +28,24 @@ def _explain(record: dict) -> str:
     return "\n".join(lines)
 
 
-def test_cell(cell: Cell, grader: IsolatedGrader, known, other_tier, rerun, record_log: RecordLog) -> None:
-    record = judge(grader.grade(cell), known(cell.engine_name), other_tier(cell.engine_name))
-    record["rerun"] = rerun(cell)
-    record_log.write(record)
-    outcome = record["outcome"]
-    if outcome in PASSING:
-        return
-    if outcome in SKIPPING:
-        pytest.skip(f"{outcome}: {record['reason']}")
-    if outcome == "xfail":
-        pytest.xfail(record["reason"] or "known broken (untriaged)")
-    pytest.fail(_explain(record), pytrace=False)
+def test_cells(group: CellGroup, grader: IsolatedGrader, known, other_tier, rerun, record_log: RecordLog) -> None:
+    records = []
+    early = [settled(cell) for cell in group.cells]
+    if all(early):  # n/a or unimplemented: no worker needed
+        graded = [({**base_record(cell), **outcome}, {}) for cell, outcome in zip(group.cells, early, strict=True)]
+    else:
+        graded = [(g.record, g.samples) for g in grader.grade(group.cells)]
+    for (record, samples), cell in zip(graded, group.cells, strict=True):
+        record = judge(record, known(cell.engine_name), other_tier(cell.engine_name))
+        record["rerun"] = rerun(cell)
+        record_log.write(record, samples)
+        records.append(record)
+    outcomes = {r["outcome"] for r in records}
+    failing = [r for r in records if r["outcome"] not in (*PASSING, *SKIPPING, "xfail")]
+    if failing:
+        pytest.fail("\n\n".join(_explain(r) for r in failing), pytrace=False)
+    if "xfail" in outcomes:
+        known_broken = [r for r in records if r["outcome"] == "xfail"]
+        pytest.xfail("; ".join(dict.fromkeys(r["reason"] or "known broken (untriaged)" for r in known_broken)))
+    if outcomes <= set(SKIPPING):
+        pytest.skip("; ".join(dict.fromkeys(f"{r['outcome']}: {r['reason']}" for r in records)))

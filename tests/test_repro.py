@@ -17,13 +17,18 @@ from contract import repro
 from contract.provenance import checkout_state, installed_build
 
 
-@pytest.mark.parametrize("given", [
-    "sglang/kimi_k2:tool.missing_end:tokens",
-    "tests/test_matrix.py::test_cell[sglang/kimi_k2:tool.missing_end:tokens]",
-    "'tests/test_matrix.py::test_cell[sglang/kimi_k2:tool.missing_end:tokens]'",
+@pytest.mark.parametrize(("given", "mode"), [
+    ("sglang/kimi_k2:tool.missing_end:tokens", None),
+    ("tests/test_matrix.py::test_cells[sglang/kimi_k2:tool.missing_end]", "tokens"),
+    ("'tests/test_matrix.py::test_cells[sglang/kimi_k2:tool.missing_end]'", "tokens"),
 ])
-def test_a_cell_is_named_by_its_id_or_its_rerun_node_id(given: str) -> None:
-    assert repro.cell_id(given) == "sglang/kimi_k2:tool.missing_end:tokens"
+def test_a_cell_is_named_by_its_id_or_its_rerun_node_id(given: str, mode: str | None) -> None:
+    assert repro.cell_id(given, mode) == "sglang/kimi_k2:tool.missing_end:tokens"
+
+
+def test_a_node_id_without_its_mode_says_what_is_missing() -> None:
+    with pytest.raises(SystemExit, match="add the cell's --mode"):
+        repro.cell_id("tests/test_matrix.py::test_cells[sglang/kimi_k2:tool.missing_end]")
 
 
 def test_the_inlined_checks_run_with_nothing_of_this_project(tmp_path: Path) -> None:

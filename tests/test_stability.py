@@ -40,8 +40,9 @@ def test_generated_chunkings_come_from_the_input_not_the_code() -> None:
     same whichever parser faces it, and not a hash of the grading code."""
     from contract.catalog import case
     from contract.chunking import mode
+    from contract.grader import Grader
     from contract.grading import Subject, stable_seed
-    from contract.matrix import Grader, plan
+    from contract.matrix import plan
     from contract.tokenizer import family_tokenizer, token_stream
     from fixtures import family
 

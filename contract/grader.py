@@ -1,0 +1,201 @@
+"""Grading cells in this process: the engine, parser, sample and stream of each, cached; a record each.
+
+Grading loads each engine once per process and turns every outcome, including a crashing adapter, into
+a record. It runs in the isolation worker (`contract.isolation`); tests and benchmarks use it directly.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fixtures import all_families
+
+from . import expectations
+from .adapter import Engine, EngineModule, ParserUnderTest, engine_module
+from .catalog import Case, case
+from .chunking import Mode, deterministic_chunkings, mode
+from .compare import normalized
+from .family import Family, NotApplicable, Sample, Unimplemented
+from .grading import Graded, Subject, grade
+from .matrix import REASONING_IN_CONTENT, SLOWDOWN_MODES, Cell, base_record, sample_key, settled
+from .profiles import profile
+from .progress import Call, Progress
+from .tokenizer import TokenStream, family_stream
+
+
+@dataclass
+class Grader:
+    """Grades cells in one process, caching engines, parsers, samples and batch results.
+
+    A record's `outcome` is the graded status until `judge` sets the verdict against expectations
+    (that happens in the controlling process, which also records cells whose worker it had to stop).
+    """
+
+    hypothesis_profile: str = "ci"
+    progress: Progress = field(default_factory=Progress)
+    _modules: dict[str, EngineModule] = field(default_factory=dict)
+    _engines: dict[str, Engine | str] = field(default_factory=dict)
+    _parsers: dict[tuple[str, str], ParserUnderTest | BaseException] = field(default_factory=dict)
+    _positions: dict[tuple[str, str], Sample | NotApplicable | Unimplemented] = field(default_factory=dict)
+    _streams: dict[tuple[str, str], TokenStream] = field(default_factory=dict)
+    _subjects: dict[tuple[str, str], Subject] = field(default_factory=dict)
+    _reference_cpus: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    samples: dict[str, dict[str, Any]] = field(default_factory=dict)  # sample key -> entry, as graded here
+    spent_s: float = 0.0  # CPU time the parsers under test actually spent (a run shared by cells counts once)
+
+    def module(self, spec: str) -> EngineModule:
+        if spec not in self._modules:
+            self._modules[spec] = engine_module(spec)
+        return self._modules[spec]
+
+    def engine(self, spec: str) -> Engine | str:
+        if spec not in self._engines:
+            self.progress.enter(Call.LOAD)
+            try:
+                self._engines[spec] = self.module(spec).load()
+            finally:
+                self.progress.leave()
+        return self._engines[spec]
+
+    def _parser(self, cell: Cell, engine: Engine, family: Family) -> ParserUnderTest | BaseException | None:
+        key = (cell.engine, cell.parser_name)
+        if key not in self._parsers:
+            factory = engine.factories.get(cell.parser_name)
+            if factory is None:
+                return None
+            self.progress.enter(Call.BUILD)
+            try:
+                self._parsers[key] = factory(family)
+            except Exception as exc:  # noqa: BLE001 - an adapter that cannot build is an outcome
+                self._parsers[key] = exc
+            finally:
+                self.progress.leave()
+        return self._parsers[key]
+
+    def _position(self, family: Family, the_case: Case) -> Sample | NotApplicable | Unimplemented:
+        """The family's position on the case, rendered once per process, not once per mode."""
+        key = (family.name, the_case.id)
+        if key not in self._positions:
+            self._positions[key] = family.sample(the_case)
+        return self._positions[key]
+
+    def _stream(self, family: Family, sample: Sample) -> TokenStream:
+        key = (family.name, sample.case.id)
+        if key not in self._streams:
+            self._streams[key] = family_stream(family, sample.rendered)
+        return self._streams[key]
+
+    def _subject(self, cell: Cell, parser: ParserUnderTest, family: Family, sample: Sample) -> Subject:
+        """The subject of the cell's (parser, case), kept while its group is graded (its runs are shared)."""
+        key = (cell.parser, cell.case)
+        if key not in self._subjects:
+            self._subjects.clear()
+            self._subjects[key] = Subject(parser, family, sample, self._stream(family, sample), self.progress)
+        return self._subjects[key]
+
+    def grade(self, cell: Cell, announce: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+        """The cell's record; `announce` gets it once the input is known, before the parser runs."""
+        started = time.perf_counter()
+        record = base_record(cell)
+        try:
+            self._grade_into(cell, record, announce or (lambda record: None))
+        except Exception as exc:  # noqa: BLE001 - the framework reports, it does not stop the run
+            record.update(outcome="error", error="".join(traceback.format_exception(exc))[-4000:],
+                          failures=[{"check": "error", "detail": f"{type(exc).__name__}: {exc}"}],
+                          signature=expectations.signature("error", ["error"], None))
+        record["duration_s"] = round(time.perf_counter() - started, 4)
+        return record
+
+    def _grade_into(self, cell: Cell, record: dict[str, Any], announce: Callable[[dict[str, Any]], None]) -> None:
+        the_case = case(cell.case)
+        early = settled(cell)
+        if early is not None:
+            record.update(early)
+            return
+        family = all_families()[cell.family or ""]
+        sample = self._position(family, the_case)
+        assert isinstance(sample, Sample)
+        engine = self.engine(cell.engine)
+        variant = ""
+        if isinstance(engine, Engine) and cell.parser_name in engine.reasoning_in_content and family.reasoning:
+            sample, variant = sample.with_reasoning_in_content(family.reasoning), REASONING_IN_CONTENT
+        stream = self._stream(family, sample)
+        record["sample"] = self._sample_entry(sample, stream, variant)
+        if isinstance(engine, str):
+            record.update(outcome="skip", reason=engine)
+            return
+        parser = self._parser(cell, engine, family)
+        if parser is None:
+            record.update(outcome="unimplemented", reason=f"engine {engine.name!r} has no parser {cell.parser_name!r}")
+            return
+        if isinstance(parser, BaseException):
+            raise parser
+        announce(record)
+        subject = self._subject(cell, parser, family, sample)
+        subject.cpu_s.update(parse=0.0, stream=0.0)
+        spent = subject.spent_s
+        the_mode = mode(cell.mode)
+        graded = grade(subject, the_mode, profile(self.hypothesis_profile),
+                       incremental=not engine.holdback_unmeasurable)
+        self.spent_s += subject.spent_s - spent
+        _record_graded(the_case, graded, record)
+        if engine.holdback_unmeasurable and the_mode.streaming:
+            record.update(holdback=None, notes=[*record["notes"], f"holdback and incremental streaming not measurable: {engine.holdback_unmeasurable}"])
+        record["parse_cpu_s"] = round(sum(subject.cpu_s.values()), 6)
+        if engine.name != "reference" and cell.mode in SLOWDOWN_MODES and graded.status != "error":
+            own = subject.cpu_s["parse" if the_mode.name == "batch" else "stream"]
+            reference = self._reference_cpu(subject, the_mode)
+            record.update(reference_cpu_s=round(reference, 6), slowdown=round(own / max(reference, 1e-6), 1))
+
+    def _sample_entry(self, sample: Sample, stream: TokenStream, variant: str) -> str:
+        """The key of the sample in the results' samples table; its entry is added to `samples` once."""
+        key = sample_key(sample.family, sample.case.id, variant)
+        if key not in self.samples:
+            self.samples[key] = {"family": sample.family, "case": sample.case.id, "variant": variant or None,
+                                 "input": _input(sample, stream), "expected": sample.expected.to_json(),
+                                 "note": sample.note or None}
+        return key
+
+    def _reference_cpu(self, subject: Subject, the_mode: Mode) -> float:
+        """CPU seconds the reference parser of the subject's family needs for the same input in that mode
+        (measured once per input in this worker, whichever parsers of the family it is set against)."""
+        key = (subject.family.name, subject.sample.case.id, the_mode.name)
+        if key not in self._reference_cpus:
+            reference = self.engine("reference")
+            assert isinstance(reference, Engine), reference
+            parser = reference.factories[subject.family.name](subject.family)
+            twin = Subject(parser, subject.family, subject.sample, subject.stream)
+            if not the_mode.streaming:
+                twin.parse()
+            else:
+                for chunks in deterministic_chunkings(the_mode, subject.stream, subject.family.markers):
+                    twin.run(chunks)
+            self._reference_cpus[key] = twin.spent_s
+        return self._reference_cpus[key]
+
+
+def _record_graded(the_case: Case, graded: Graded, record: dict[str, Any]) -> None:
+    observed = graded.observed
+    record.update(
+        outcome=graded.status,
+        failures=[f.to_json() for f in graded.failures],
+        notes=list(graded.notes),
+        observed=observed.to_json() if observed is not None else None,
+        chunking=list(graded.chunking) if graded.chunking is not None else None,
+        holdback=graded.holdback,
+        withheld=graded.withheld,
+        examples=graded.examples,
+        error=graded.error,
+        signature=None if graded.status == "pass" else expectations.signature(
+            graded.status, graded.checks_failed,
+            normalized(observed, keep_ids=the_case.native_ids) if observed is not None else None),
+    )
+
+
+def _input(sample: Sample, stream: TokenStream) -> dict[str, Any]:
+    return {"text": sample.text, "token_ids": list(stream.ids), "context": sample.context.to_json(),
+            "stop": sample.stop}
