@@ -13,11 +13,13 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-SCHEMA = 1
+from reports.load import write_results
+
 FAILS_RUN = ("fail", "fixed", "changed", "unimplemented", "error", "timeout")
 
 
@@ -30,6 +32,12 @@ def filtered_path(results: Path, label: str = "") -> Path:
     """A results file of its own for a filtered or incomplete run, beside the full results."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     return results.parent / "filtered" / f"{stamp}-{os.getpid()}{label}.json"
+
+
+def shard_path(results: Path, shard: str) -> Path:
+    """Where shard `K/N` of a run writes: `shard-K-of-N.json` beside the full results."""
+    k, n = shard.split("/")
+    return results.with_name(f"shard-{k}-of-{n}.json")
 
 
 class ResultsBusy(Exception):
@@ -67,15 +75,23 @@ class ResultsLock:
 
 
 class RecordLog:
-    """Appends one JSON line per cell to this process's own file."""
+    """Appends one JSON line per cell (and per new sample, and the parsers' CPU time at the end) to this
+    process's own file."""
 
     def __init__(self, directory: Path, worker: str) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / f"{worker}.jsonl"
         self._file = self.path.open("a", encoding="utf-8")
 
-    def write(self, record: dict[str, Any]) -> None:
-        self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
+    def write(self, record: dict[str, Any], samples: dict[str, dict[str, Any]] | None = None) -> None:
+        lines = [{"samples": samples}] if samples else []
+        lines.append({"cell": record})
+        self._file.write("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+        self._file.flush()
+
+    def parser_cpu(self, seconds: float) -> None:
+        """What the parsers under test spent in this process's workers (a run shared by cells counted once)."""
+        self._file.write(json.dumps({"parser_cpu_s": seconds}) + "\n")
         self._file.flush()
 
     def close(self) -> None:
@@ -89,23 +105,35 @@ def remove_parts(directory: Path) -> None:
         directory.rmdir()
 
 
-def read_parts(directory: Path) -> list[dict[str, Any]]:
-    cells: list[dict[str, Any]] = []
+@dataclass
+class Parts:
+    """What a run's processes logged."""
+
+    cells: list[dict[str, Any]] = field(default_factory=list)
+    samples: dict[str, dict[str, Any]] = field(default_factory=dict)
+    parser_cpu_s: float = 0.0
+
+
+def read_parts(directory: Path) -> Parts:
+    parts = Parts()
     for part in sorted(directory.glob("*.jsonl")):
         # split on "\n" only: model text may hold U+2028 and friends, which splitlines() breaks on
         for n, line in enumerate(part.read_text(encoding="utf-8").split("\n")):
             if not line.strip():
                 continue
             try:
-                cells.append(json.loads(line))
-            except ValueError as exc:
+                entry = json.loads(line)
+                if "cell" in entry:
+                    parts.cells.append(entry["cell"])
+                elif "samples" in entry:
+                    parts.samples.update(entry["samples"])
+                else:
+                    parts.parser_cpu_s += entry["parser_cpu_s"]
+            except (ValueError, KeyError, TypeError) as exc:
                 raise ValueError(f"{part}: line {n + 1} is not a JSON record: {exc}") from exc
-    return cells
+    return parts
 
 
 def write(results: Path, document: dict[str, Any]) -> None:
-    """Atomic replace, so a reader never sees half a file."""
-    results.parent.mkdir(parents=True, exist_ok=True)
-    temporary = results.with_name(f".{results.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
-    temporary.replace(results)
+    """The document (cells whole, as in memory) stored compact, by atomic replace (`reports.load`)."""
+    write_results(results, document)

@@ -1,12 +1,14 @@
-"""Read and validate a results file (schema 1, see reports/SCHEMA.md)."""
+"""Read and validate a results file (schema 1 or 2, see reports/SCHEMA.md) with its cells whole, and write one."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
-SCHEMA = 1
+from reports.schema import READABLE, SHARED, compact, expand
+
 OUTCOMES = ("pass", "fail", "xfail", "fixed", "changed", "n/a", "unimplemented", "error", "timeout", "skip")
 RUN_FAILING = frozenset({"fail", "fixed", "changed", "unimplemented", "error", "timeout"})
 MODES = (
@@ -42,8 +44,13 @@ def load_results(path: str | Path) -> dict[str, Any]:
         raise ValueError(f"{path}: the top level must be a JSON object")
     if "schema" not in data:
         raise ValueError(f"{path}: missing field 'schema'")
-    if data["schema"] != SCHEMA:
-        raise ValueError(f"{path}: bad field 'schema': {data['schema']!r}, this reader supports {SCHEMA}")
+    if data["schema"] not in READABLE:
+        raise ValueError(f"{path}: bad field 'schema': {data['schema']!r}, this reader supports "
+                         f"{' and '.join(map(str, READABLE))}")
+    if data["schema"] >= 2:
+        for key, kind in (("samples", dict), ("values", list)):
+            if not isinstance(data.get(key), kind):
+                raise ValueError(f"{path}: missing field {key!r}")
     for key, kind in _TOP_LEVEL.items():
         if key not in data:
             raise ValueError(f"{path}: missing field {key!r}")
@@ -54,6 +61,20 @@ def load_results(path: str | Path) -> dict[str, Any]:
     for key in _RUN_KEYS:
         if key not in data["run"]:
             raise ValueError(f"{path}: missing field 'run.{key}'")
+    for index, cell in enumerate(data["cells"]):
+        if not isinstance(cell, dict):
+            raise ValueError(f"{path}: bad field 'cells[{index}]': expected a JSON object")
+        if data["schema"] < 2:
+            continue
+        if cell.get("sample") is not None and cell["sample"] not in data["samples"]:
+            raise ValueError(f"{path}: bad field 'cells[{index}].sample': {cell['sample']!r} is not in 'samples'")
+        for key in SHARED:
+            if key in cell and not (isinstance(cell[key], int) and 0 <= cell[key] < len(data["values"])):
+                raise ValueError(f"{path}: bad field 'cells[{index}].{key}': {cell[key]!r} is not an index of 'values'")
+    try:
+        data = expand(data)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
     for section, keys in _ROW_KEYS.items():
         for index, row in enumerate(data[section]):
             where = f"{section}[{index}]"
@@ -66,3 +87,13 @@ def load_results(path: str | Path) -> dict[str, Any]:
         if cell["outcome"] not in OUTCOMES:
             raise ValueError(f"{path}: bad field 'cells[{index}].outcome': {cell['outcome']!r}")
     return data
+
+
+def write_results(path: Path, document: dict[str, Any]) -> None:
+    """A document with whole cells stored as the current schema has it (`reports.schema.compact`), by atomic
+    replace, so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    stored = compact(document)
+    temporary.write_text(json.dumps(stored, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+    temporary.replace(path)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from reports.load import load_results
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,7 +32,7 @@ def grade(tmp: Path, *args: str, expectations: Path | None = None) -> Run:
     output = done.stdout + done.stderr
     written = written_results(results)
     assert written is not None, f"no results file written:\n{output[-3000:]}"
-    return Run(done.returncode, output, json.loads(written.read_text(encoding="utf-8")))
+    return Run(done.returncode, output, load_results(written))
 
 
 def written_results(results: Path) -> Path | None:

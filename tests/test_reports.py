@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from reports.html import SEVERITY, render_matrix, reveal, worst_outcome
-from reports.load import OUTCOMES, load_results
+from reports.load import OUTCOMES, load_results, write_results
+from reports.schema import CELL_DEFAULTS, FROM_SAMPLE
 from reports.summary import markdown_summary, outcome_counts, parser_scores, terminal_summary
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -131,15 +132,47 @@ def embedded_cells(html: str) -> dict[str, Any]:
 # --- loading -----------------------------------------------------------------------------------
 
 
-def test_load_results_round_trips(tmp_path: Path) -> None:
+def test_load_results_reads_schema_1_whole(tmp_path: Path) -> None:
+    """A file of the first schema (a published baseline, say) reads as it was written, keys it predates
+    at their defaults."""
     data = make_results([make_cell()])
-    assert load_results(write(tmp_path, data)) == data
+    loaded = load_results(write(tmp_path, data))
+    cell = data["cells"][0]
+    assert {k: v for k, v in loaded.items() if k != "cells"} == {k: v for k, v in data.items() if k != "cells"} | {
+        "samples": {}}
+    defaults = {**dict.fromkeys(FROM_SAMPLE), **CELL_DEFAULTS}
+    assert loaded["cells"][0] == {**{k: defaults[k] for k in defaults.keys() - cell.keys()}, **cell}
+
+
+def test_written_results_read_back_whole(tmp_path: Path) -> None:
+    """What the writer leaves out (keys at their default or told by the tables, a passing cell's observed
+    message, shared values, cut offsets for delta texts) comes back on reading."""
+    text = "<tool_call>{}</tool_call>"
+    sample = {"family": "hermes", "case": "tool.single", "variant": None, "note": "n",
+              "input": {"text": text, "token_ids": [1, 2, 3], "context": {"tools": []}, "stop": "stop"},
+              "expected": make_cell()["expected"]}
+    failing = {"chunking": ["<tool", "_call>{}</tool_call>"], "failures": [{"check": "expected", "detail": "x" * 300}],
+               "signature": {"status": "fail", "checks": ["expected"], "observed": None}, "reason": "r"}
+    cells = [make_cell(mode=m, outcome=o, sample="hermes:tool.single", **(failing if o != "pass" else {}))
+             for m, o in (("batch", "pass"), ("tokens", "xfail"), ("chars", "xfail"))]
+    for cell in cells:
+        cell.update(input=sample["input"], expected=sample["expected"], note="n", withheld=None, signature=cell.get("signature"))
+    cells[2]["observed"] = dict(cells[2]["observed"], content="y" * 400)
+    data = {**make_results(cells), "schema": 2, "samples": {"hermes:tool.single": sample}}
+    path = tmp_path / "results.json"
+    write_results(path, data)
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    assert all("input" not in c and "engine" not in c for c in stored["cells"])  # told by the tables
+    assert stored["cells"][1]["chunking"] == [5]  # the cut, not the deltas
+    loaded = load_results(path)
+    assert loaded["cells"][0]["observed"] is None  # a passing cell's observed message is not kept
+    assert loaded["cells"][1:] == cells[1:] and loaded["cells"][0] == {**cells[0], "observed": None}
 
 
 @pytest.mark.parametrize(
     ("mutate", "field"),
     [
-        (lambda d: d.update(schema=2), "schema"),
+        (lambda d: d.update(schema=3), "schema"),
         (lambda d: d.pop("schema"), "schema"),
         (lambda d: d.pop("cells"), "cells"),
         (lambda d: d.update(parsers={}), "parsers"),
@@ -378,7 +411,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_exit_2_on_wrong_schema(tmp_path: Path) -> None:
-    path = write(tmp_path, make_results([make_cell()]) | {"schema": 2})
+    path = write(tmp_path, make_results([make_cell()]) | {"schema": 3})
     done = run_cli(str(path))
     assert done.returncode == 2
     assert "schema" in done.stderr and str(path) in done.stderr

@@ -36,21 +36,21 @@ def test_two_workers_lose_nothing(tmp_path: Path) -> None:
         second.write(y)
     first.close()
     second.close()
-    assert sorted(results.read_parts(results.parts_dir(path)), key=_key) == sorted(a + b, key=_key)
+    assert sorted(results.read_parts(results.parts_dir(path)).cells, key=_key) == sorted(a + b, key=_key)
 
 
 def test_a_reopened_log_appends(tmp_path: Path) -> None:
     path = tmp_path / "results.json"
     _write(path, "main", _records("main", 2))
     _write(path, "main", _records("again", 1))
-    assert len(results.read_parts(results.parts_dir(path))) == 3
+    assert len(results.read_parts(results.parts_dir(path)).cells) == 3
 
 
 def test_records_with_unicode_line_separators_survive(tmp_path: Path) -> None:
     path = tmp_path / "results.json"
     records = [{"worker": "main", "n": 0, "text": "a\u2028b"}, {"worker": "main", "n": 1, "text": "c\x85d"}]
     _write(path, "main", records)
-    assert results.read_parts(results.parts_dir(path)) == records
+    assert results.read_parts(results.parts_dir(path)).cells == records
 
 
 def test_parts_are_the_runs_own_and_removed_after(tmp_path: Path) -> None:
@@ -80,13 +80,26 @@ def test_filtered_results_go_beside_the_full_ones(tmp_path: Path) -> None:
     assert own.parent == tmp_path / "filtered" and own.name.endswith("-incomplete.json")
 
 
+def test_samples_and_parser_time_are_logged_beside_the_cells(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    log = results.RecordLog(results.parts_dir(path), "main")
+    log.write(_records("main", 1)[0], {"hermes:tool.single": {"text": "a"}})
+    log.write(_records("main", 2)[1], {})
+    log.parser_cpu(1.5)
+    log.close()
+    parts = results.read_parts(results.parts_dir(path))
+    assert parts.cells == _records("main", 2) and parts.samples == {"hermes:tool.single": {"text": "a"}}
+    assert parts.parser_cpu_s == 1.5
+
+
 def test_write_is_atomic_and_valid_json(tmp_path: Path) -> None:
     path = tmp_path / "nested" / "results.json"
     path.parent.mkdir()
     path.write_text("stale", encoding="utf-8")
-    document = {"schema": results.SCHEMA, "cells": _records("main", 3)}
+    document = {"schema": 2, "run": {"engines": {}}, "parsers": [], "cases": [], "families": [], "samples": {},
+                "cells": [{"parser": "p/q", "case": "c", "mode": "batch", "outcome": "n/a", "text": "café 東京"}]}
     results.write(path, document)
-    assert json.loads(path.read_text(encoding="utf-8")) == document
+    assert json.loads(path.read_text(encoding="utf-8"))["cells"] == document["cells"]
     assert sorted(p.name for p in path.parent.iterdir()) == ["results.json"]
 
 
