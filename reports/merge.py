@@ -1,11 +1,19 @@
-"""Several results files (one per engine's run) read as one: rows side by side in one matrix."""
+"""Several results files read as one: the shards of one run joined, engines' runs side by side.
+
+`python -m reports.merge SHARD... --out RESULTS` writes the results file of a run graded in shards
+(`--shard K/N`, e.g. one CI job each): the same cells, in the same order, as the run graded whole.
+`python -m reports.merge FILE... --into FOLDER` takes the results and shard files of several engines (the
+artifacts of a CI matrix, say) and writes each engine's whole run to `FOLDER/<engine>/results.json`.
+"""
 
 from __future__ import annotations
 
+import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
-from reports.load import load_results
+from reports.load import load_results, write_results
 from reports.summary import wall_span
 
 
@@ -56,6 +64,97 @@ def merge_results(documents: list[dict[str, Any]], names: list[str] | None = Non
     }
 
 
+def join_shards(documents: list[dict[str, Any]], names: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The documents with every run graded in shards (`run.shard` "K/N") replaced by that run whole; a run
+    whose shards are not all there is a ValueError naming the missing ones."""
+    runs: dict[tuple[tuple[str, ...], int], dict[int, tuple[dict[str, Any], str]]] = {}
+    whole: list[tuple[dict[str, Any], str]] = []
+    for document, name in zip(documents, names, strict=True):
+        shard = document["run"].get("shard")
+        if not shard:
+            whole.append((document, name))
+            continue
+        k, n = (int(x) for x in shard.split("/"))
+        parts = runs.setdefault((tuple(sorted(document["run"]["engines"])), n), {})
+        if k in parts:
+            raise ValueError(f"{name}: shard {shard} is also in {parts[k][1]}")
+        parts[k] = (document, name)
+    for (engines, n), parts in runs.items():
+        missing = sorted(set(range(1, n + 1)) - set(parts))
+        if missing:
+            raise ValueError(f"{', '.join(name for _, name in parts.values())}: shards "
+                             f"{', '.join(f'{k}/{n}' for k in missing)} of {', '.join(engines)} are missing")
+        ordered = [parts[k] for k in range(1, n + 1)]
+        whole.append((joined([d for d, _ in ordered], [name for _, name in ordered]), " + ".join(nm for _, nm in ordered)))
+    return [d for d, _ in whole], [name for _, name in whole]
+
+
+def joined(shards: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
+    """Shards 1..N of one run as the run graded whole: shard K holds every N-th (parser, case) group of the
+    plan from the K-th, so taking a group from each shard in turn restores the plan's order."""
+    first = shards[0]
+    for document, name in zip(shards[1:], names[1:], strict=True):
+        for key in ("commit", "hypothesis_profile", "vocabulary"):
+            if document["run"].get(key) != first["run"].get(key):
+                raise ValueError(f"{name}: its {key} differs from {names[0]}'s; grade every shard alike")
+        if [c["id"] for c in document["cases"]] != [c["id"] for c in first["cases"]]:
+            raise ValueError(f"{name}: its case catalog differs from {names[0]}'s; grade every shard alike")
+    groups = [_groups(document["cells"]) for document in shards]
+    cells = [cell for i in range(max(map(len, groups))) for shard in groups if i < len(shard) for cell in shard[i]]
+    parsers = {p["parser"]: p for document in shards for p in document["parsers"]}
+    order = list(dict.fromkeys(cell["parser"] for cell in cells))
+    span = wall_span([document["run"] for document in shards])
+    run = {**first["run"], "shard": None, "shards": [document["run"] for document in shards],
+           "parser_cpu_s": round(sum(document["run"].get("parser_cpu_s") or 0 for document in shards), 3),
+           "started": span[0] if span else first["run"]["started"], "finished": span[1] if span else None,
+           "duration_s": span[2] if span else None}
+    return {**first, "run": run, "parsers": [parsers[p] for p in order if p in parsers],
+            "samples": {k: v for document in shards for k, v in document.get("samples", {}).items()},
+            "cells": cells}
+
+
+def _groups(cells: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Consecutive cells of one (parser, case)."""
+    groups: list[list[dict[str, Any]]] = []
+    for cell in cells:
+        if groups and (groups[-1][0]["parser"], groups[-1][0]["case"]) == (cell["parser"], cell["case"]):
+            groups[-1].append(cell)
+        else:
+            groups.append([cell])
+    return groups
+
+
 def load_merged(paths: list[Path]) -> dict[str, Any]:
-    """Load and validate each file, then merge; ValueError names the file at fault."""
-    return merge_results([load_results(p) for p in paths], [str(p) for p in paths])
+    """Load and validate each file, join the shards of a run, then merge; ValueError names the file at fault."""
+    documents, names = join_shards([load_results(p) for p in paths], [str(p) for p in paths])
+    return merge_results(documents, names)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m reports.merge", description=__doc__.split("\n\n")[1])
+    parser.add_argument("files", type=Path, nargs="+", help="results files, shards of a run among them")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--out", type=Path, help="the results file of the one run the files make")
+    where.add_argument("--into", type=Path, help="a folder: each engine's run into <engine>/results.json there")
+    args = parser.parse_args(argv)
+    try:
+        documents, names = join_shards([load_results(p) for p in args.files], [str(p) for p in args.files])
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    if args.out and len(documents) != 1:
+        print(f"{', '.join(names)}: {len(documents)} runs, not one", file=sys.stderr)
+        return 2
+    for document, name in zip(documents, names, strict=True):
+        engines = list(document["run"]["engines"])
+        if args.into and len(engines) != 1:
+            print(f"{name}: grades {len(engines)} engines; --into keeps one engine's run per folder", file=sys.stderr)
+            return 2
+        path = args.out or args.into / engines[0] / "results.json"
+        write_results(path, document)
+        print(f"{path}: {len(document['cells'])} cells from {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -13,7 +13,6 @@ interpreter.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -23,12 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from workflow import ROOT, workflow
+from workflow import run_step as run_workflow_step
 
 from reports.load import MODES
 
-ROOT = Path(__file__).resolve().parents[1]
-RECIPE = ROOT / "docs" / "ci.md"
 STOOD_IN = {"actions/checkout@v4", "actions/setup-python@v5", "marocchino/sticky-pull-request-comment@v2",
             "actions/upload-artifact@v4"}
 ENGINE, RELEASE = "transformers", "transformers==5.23.0"
@@ -51,12 +49,6 @@ version = "5.23.0"
 [tool.setuptools.packages.find]
 include = ["transformers*"]
 """
-
-
-def workflow() -> dict[str, Any]:
-    blocks = re.findall(r"```yaml\n(.*?)```", RECIPE.read_text(encoding="utf-8"), re.DOTALL)
-    assert len(blocks) == 1, "docs/ci.md holds one workflow"
-    return yaml.safe_load(blocks[0])
 
 
 def _git(folder: Path, *args: str) -> str:
@@ -95,12 +87,7 @@ def patched(folder: Path, base: str, edit: tuple[str, str, str], message: str) -
 
 def run_step(step: dict[str, Any], env: dict[str, str], workspace: Path) -> subprocess.CompletedProcess[str]:
     """A `run:` step as GitHub runs it: bash, in its working directory (the matrix checkout is this project)."""
-    folder = ROOT if step.get("working-directory") == "matrix" else workspace
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
-    done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=folder, capture_output=True, text=True,
-                          timeout=3600, env={**os.environ, **env, "PATH": path})
-    print(f"$ {step['run']}  -> exit {done.returncode}\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
-    return done
+    return run_workflow_step(step, env, workspace, ROOT if step.get("working-directory") == "matrix" else workspace)
 
 
 def cells(transitions: list[dict[str, Any]], *kinds: str) -> set[tuple[str, str, str]]:
@@ -110,7 +97,7 @@ def cells(transitions: list[dict[str, Any]], *kinds: str) -> set[tuple[str, str,
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_the_recipe_gates_a_patched_engine(tmp_path: Path) -> None:
-    job = workflow()["jobs"]["conformance"]
+    job = workflow("parser conformance")["jobs"]["conformance"]
     steps = job["steps"]
     assert {s["uses"] for s in steps if "uses" in s} == STOOD_IN, "a new action in the recipe needs a stand-in here"
     env = {k: str(v).replace("${{ github.workspace }}", str(tmp_path)) for k, v in job["env"].items()}

@@ -60,7 +60,7 @@ def test_nox_rerun_of_a_cell_touches_only_its_own_file(tmp_path: Path) -> None:
                   expectations=EXPECTATIONS_DIR)
     command = first.cells()[0]["rerun"]
     assert command == ("nox -R -s \"grade(engine='reference')\" -- "
-                       "'tests/test_matrix.py::test_cell[reference/hermes:tool.single:tokens]'")
+                       "'tests/test_matrix.py::test_cells[reference/hermes:tool.single]' --mode tokens")
     out = tmp_path / "out"
     (out / "reference").mkdir(parents=True)
     full, combined = out / "reference" / "results.json", out / "matrix.html"
@@ -164,8 +164,8 @@ def test_bad_input_stops_the_run_with_one_line(tmp_path: Path, args: list[str], 
 
 def test_a_family_position_for_an_unknown_case_is_one_line(tmp_path: Path) -> None:
     """A copy of the project with one family that takes a position on a case the catalog lacks."""
-    for name in ("contract", "fixtures", "parsers"):
-        shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("contract", "fixtures", "parsers", "reports"):
+        shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__", "out"))
     for name in ("conftest.py", "pyproject.toml"):
         shutil.copy(ROOT / name, tmp_path / name)
     (tmp_path / "tests").mkdir()
