@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from hypothesis import HealthCheck, given
+from hypothesis import HealthCheck, given, seed
 from hypothesis import settings as Settings
 
 from . import checks
@@ -306,7 +306,8 @@ def _chunks(subject: Subject, mode: Mode, cuts: Sequence[int]) -> tuple[Chunk, .
 
 
 def _grade_searched(subject: Subject, mode: Mode, settings: Settings, incremental: bool) -> Graded:
-    """A profile that is not derandomized (`thorough`): hypothesis searches, and shrinks what fails."""
+    """Hypothesis searches as it goes, and shrinks what fails where the profile shrinks (`thorough`); a
+    derandomized profile seeded from the input, as its stored draws are (`contract.drawn`)."""
     draw = _draw(subject, mode)
     examples = 0
     worst_holdback = 0
@@ -330,6 +331,8 @@ def _grade_searched(subject: Subject, mode: Mode, settings: Settings, incrementa
         last_failure = _graded_run(streamed, worst_holdback)
         raise _Failed(last_failure)  # the single raise site: hypothesis treats sites as distinct bugs
 
+    if settings.derandomize:
+        search = seed(draw.seed)(search)
     try:
         search()
     except _Failed as failed:

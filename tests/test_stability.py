@@ -65,33 +65,26 @@ def test_generated_chunkings_come_from_the_input_not_the_code() -> None:
 
 def test_generated_chunkings_ignore_the_constants_of_local_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """hypothesis draws some values from the literals of "local" modules (outside site-packages): this project's
-    own code, or an engine installed editable from a checkout. The chunkings a cell tries must not change when
-    such a module is imported."""
+    own code, or an engine installed editable from a checkout. The chunkings a cell tries (drawn live here, as the
+    store's are drawn) must not change when such a module is imported."""
     from contract.catalog import case
     from contract.chunking import mode
-    from contract.grading import grade
+    from contract.drawn import draw_live, draw_of
     from contract.profiles import CI, profile
-    from contract.repro import RecordingSubject
     from contract.tokenizer import family_tokenizer, token_stream
     from fixtures import family
-    from parsers.reference import load
 
     hermes = family("hermes")
     sample = hermes.sample(case("tool.parallel"))
     stream = token_stream(family_tokenizer(hermes), sample.rendered)
-
-    def tried() -> list[tuple[str, ...]]:
-        subject = RecordingSubject(load().factories["hermes"](hermes), hermes, sample, stream)
-        assert grade(subject, mode("chars"), profile(CI)).status == "pass"
-        return [tuple(c.text for c in chunks) for chunks in subject.seen]
-
-    before = tried()
+    draw = draw_of("hermes", "tool.parallel", mode("chars"), sample.text, stream, hermes.markers)
+    before = draw_live(draw, profile(CI))
     probe = tmp_path / "checkout" / "engine_constants.py"
     probe.parent.mkdir()
     probe.write_text(f"CUTS = {list(range(1, len(sample.text)))}\nWORDS = {sample.text.split()}\n")
     monkeypatch.syspath_prepend(str(probe.parent))
     __import__("engine_constants")
     try:
-        assert tried() == before
+        assert draw_live(draw, profile(CI)) == before
     finally:
         sys.modules.pop("engine_constants", None)
