@@ -1,4 +1,5 @@
-"""Token streams kept on disk beside the vocabularies they come from, so a process needs no tokenizer.
+"""Token streams (and tokenizer files) kept on disk beside the vocabularies they come from, so a process
+needs no tokenizer.
 
 Loading a real vocabulary costs a grading process about a second each (nine of them: several seconds in
 every worker), while the streams they give are a pure function of the tokenizer and the rendered sample.
@@ -27,8 +28,19 @@ def key(tokenizer_identity: object, markers: tuple[str, ...] | None, runs: list[
     return hashlib.sha256(basis.encode()).hexdigest()
 
 
-def _path(digest: str) -> Path:
-    return cache_dir() / "streams" / digest[:2] / f"{digest}.json"
+def _path(digest: str, kind: str = "streams") -> Path:
+    return cache_dir() / kind / digest[:2] / f"{digest}.json"
+
+
+def saved(digest: str, kind: str, content: Callable[[], str]) -> Path:
+    """A file of `kind` under its key, written once (atomically) from `content`."""
+    path = _path(digest, kind)
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.part")
+        partial.write_text(content(), encoding="utf-8")
+        partial.replace(path)
+    return path
 
 
 def cached(digest: str, compute: Callable[[], tuple[tuple[int, ...], tuple[str, ...]]]) -> tuple[tuple[int, ...], tuple[str, ...]]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
 from tokenizers.decoders import DecodeStream
@@ -152,6 +153,13 @@ def family_stream(family: Family, rendered: Rendered) -> TokenStream:
     ids, pieces = stream_cache.cached(digest, lambda: _ids_and_pieces(token_stream(family_tokenizer(family), rendered,
                                                                                      markers)))
     return TokenStream(ids, pieces)
+
+
+def family_tokenizer_file(family: Family) -> Path:
+    """The family's tokenizer of the current tier as a `tokenizer.json`, for engines that load it from a file:
+    saved once, beside the vocabularies (`contract.stream_cache`), so no process loads a vocabulary to write it."""
+    return stream_cache.saved(stream_cache.key(_identity(family), None, []), "tokenizers",
+                              lambda: family_tokenizer(family).to_str())
 
 
 def _identity(family: Family) -> object:

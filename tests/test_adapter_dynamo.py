@@ -34,7 +34,7 @@ def test_a_dead_frontend_is_a_clear_error_not_a_hang(tmp_path) -> None:  # noqa:
     ids = token_stream(family_tokenizer(family("hermes")), sample.rendered).ids
     request = {"model": "hermes", "messages": [{"role": "user", "content": "hi"}],
                "tools": [t.openai() for t in sample.context.tools],
-               "chat_template_kwargs": {"prompt_tail": "", "replay": serving.replay_key([serving.Step(ids)], "stop")}}
+               "chat_template_kwargs": {"prompt_tail": "", "replay": frontend.replay([serving.Step(ids)], "stop")}}
     try:
         assert [c.name for c in frontend.chat(request).tool_calls] == ["get_weather"]
         # the model cards Dynamo writes under HOME stay in the run's own temp dir

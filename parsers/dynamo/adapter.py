@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import atexit
 import importlib.metadata
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from dynamo._core import get_reasoning_parser_names, get_tool_parser_names
@@ -29,10 +27,10 @@ from contract.adapter import Engine
 from contract.family import Family
 from contract.model import Chunk, Delta, Message, RequestContext
 from contract.pipeline import Pipeline, coverage, kept_in_content
-from contract.tokenizer import encode_markup, family_tokenizer
+from contract.tokenizer import encode_markup, family_tokenizer, family_tokenizer_file
 from fixtures import family as family_named
 
-from .serving import Frontend, ModelSpec, Step, replay_key
+from .serving import Frontend, ModelSpec, Step
 
 _USER = {"role": "user", "content": "Please help."}
 UNATTRIBUTABLE = ("Dynamo's frontend emits nothing for an engine step its parsers hold, so a delta cannot be "
@@ -42,22 +40,9 @@ UNATTRIBUTABLE = ("Dynamo's frontend emits nothing for an engine step its parser
 _TOOL_ALIASES = {"qwen25": "hermes", "nemotron_nano": "qwen3_coder"}
 
 
-@cache
-def _tokenizer_dir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="dynamo-tokenizers-"))
-
-
-@cache
-def _tokenizer_file(family: Family) -> str:
-    path = _tokenizer_dir() / f"{family.name}.json"
-    family_tokenizer(family).save(str(path))
-    return str(path)
-
-
-@cache
 def _tokenizer(family: Family) -> Tokenizer:
     """The family tokenizer exactly as the frontend loads it (its tokenizer.json)."""
-    return Tokenizer.from_file(_tokenizer_file(family))
+    return Tokenizer.from_file(str(family_tokenizer_file(family)))
 
 
 _PIPELINES: dict[str, Pipeline] = {}
@@ -65,7 +50,7 @@ _PIPELINES: dict[str, Pipeline] = {}
 
 @cache
 def _frontend() -> Frontend:
-    models = [ModelSpec(name, p.tool, p.reasoning, _tokenizer_file(family_named(p.family)))
+    models = [ModelSpec(name, p.tool, p.reasoning, str(family_tokenizer_file(family_named(p.family))))
               for name, p in _PIPELINES.items()]
     frontend = Frontend(models)
     atexit.register(frontend.close)
@@ -85,12 +70,10 @@ def request_json(model: str, context: RequestContext, replay: str) -> dict[str, 
     return request
 
 
-def _steps(family: Family, chunks: Sequence[Chunk]) -> list[Step]:
-    """One engine step per chunk: its ids; a chunk cut inside tokens (char tier) is its text encoded anew, so
-    a marker cut in two arrives as ordinary tokens and the frontend decodes exactly the chunk's text."""
-    tokenizer = family_tokenizer(family)
-    return [Step(tuple(c.token_ids) if c.token_ids is not None else tuple(encode_markup(tokenizer, c.text)))
-            for c in chunks]
+def _steps(chunks: Sequence[Chunk]) -> list[Step]:
+    """One engine step per chunk: its ids, or a chunk cut inside tokens (char tier) as its text, which the worker
+    encodes anew with the model's tokenizer (`serving.Step`)."""
+    return [Step.of(c) for c in chunks]
 
 
 @dataclass
@@ -104,7 +87,7 @@ class _Session:
         return ()
 
     def finish(self, stop: str) -> Sequence[Delta]:
-        request = request_json(self.parser.name, self.context, replay_key(_steps(self.parser.family, self.chunks), stop))
+        request = request_json(self.parser.name, self.context, _frontend().replay(_steps(self.chunks), stop))
         return _frontend().stream(request)
 
 
@@ -115,14 +98,14 @@ class DynamoParser:
     pipeline: Pipeline
 
     def __post_init__(self) -> None:
-        """The frontend starts when the first parser is built, not inside the first timed call: loading every
-        model's real tokenizer takes it minutes, which would read as that parser's slowness."""
+        """The frontend starts when the first parser is built, not inside the first timed call: registering
+        every model (each loads its tokenizer) takes it seconds, which would read as that parser's slowness."""
         _frontend()
 
     def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
         ids = token_ids if token_ids is not None else tuple(encode_markup(family_tokenizer(self.family), text))
         steps = [Step((i,)) for i in ids]
-        return _frontend().chat(request_json(self.name, context, replay_key(steps, stop)))
+        return _frontend().chat(request_json(self.name, context, _frontend().replay(steps, stop)))
 
     def open_stream(self, context: RequestContext) -> _Session:
         return _Session(self, context)

@@ -4,15 +4,13 @@ the cell drives it over HTTP."""
 from __future__ import annotations
 
 import importlib.metadata
-from collections.abc import Sequence
 
 from contract.family import Sample
-from contract.model import Chunk
 from contract.repro import EngineRepro
 from contract.tokenizer import family_tokenizer
 
 from . import serving
-from .adapter import DynamoParser, _steps, request_json
+from .adapter import DynamoParser, request_json
 
 CODE = '''
 REQUEST = {request!r}  # the chat request a client sends (the worker's replay instruction is added per run)
@@ -31,7 +29,7 @@ def frontend() -> Frontend:
 
 
 def replaying(steps: list[Step]) -> dict:
-    kwargs = {{**REQUEST["chat_template_kwargs"], "replay": replay_key(steps, STOP)}}
+    kwargs = {{**REQUEST["chat_template_kwargs"], "replay": frontend().replay(steps, STOP)}}
     return {{**REQUEST, "chat_template_kwargs": kwargs}}
 
 
@@ -41,17 +39,16 @@ def run_batch() -> Message:
 
 
 def run_stream(chunks: tuple[Chunk, ...], final_ids: list[int]) -> tuple[list[list[Delta]], list[Delta]]:
-    """A streamed completion (SSE), one engine step per chunk, then an empty step with the finish reason.
+    """A streamed completion (SSE), one engine step per chunk (a chunk without ids, cut inside tokens, as its
+    text, which the worker encodes), then an empty step with the finish reason.
     The frontend emits nothing for a step its parsers hold, so the deltas are all taken at the finish."""
-    deltas = frontend().stream(replaying([Step(tuple(c.token_ids)) for c in chunks]))
+    steps = [Step(text=c.text) if MODE == "chars" else Step(tuple(c.token_ids)) for c in chunks]
+    deltas = frontend().stream(replaying(steps))
     return [[] for _ in chunks], deltas
 '''
 
 
 def engine_repro(parser: DynamoParser, sample: Sample, token_ids: tuple[int, ...], tokenizer_file: str) -> EngineRepro:
-    def chunk_ids(chunks: Sequence[Chunk]) -> tuple[list[list[int]], list[int]]:
-        return [list(step.ids) for step in _steps(parser.family, chunks)], []
-
     code = CODE.format(request=request_json(parser.name, sample.context, ""), name=parser.name,
                        tool=parser.pipeline.tool, reasoning=parser.pipeline.reasoning, file=tokenizer_file)
     return EngineRepro(
@@ -60,5 +57,4 @@ def engine_repro(parser: DynamoParser, sample: Sample, token_ids: tuple[int, ...
         sources=(serving,),
         code=code,
         files={tokenizer_file: family_tokenizer(parser.family).to_str()},
-        chunk_ids=chunk_ids,
     )

@@ -8,11 +8,12 @@ model per parser configuration (`ModelRuntimeConfig.tool_call_parser` / `.reason
 and a trivial chat template, and the HTTP frontend (`make_engine` + `run_input(..., "http", ...)`).
 
 The worker replays what the request asks it to: the chat template renders the chat_template_kwargs
-`replay` (base64 JSON of the output chunks and the finish reason) and `prompt_tail` (a prefilled
-opener); the worker decodes its prompt ids and yields each chunk's token ids as one engine step (the
-frontend detokenizes them itself, with the request's skip_special_tokens), then an empty step carrying
-the finish reason. No state is shared
-between requests, so every response depends on its request alone.
+`replay` (the sha256 of a payload the client stored under the server's root: the output chunks and the
+finish reason; a key, so the frontend need not tokenize a long replay in every prompt) and `prompt_tail` (a
+prefilled opener); the worker decodes its prompt ids, reads the payload named, and yields each chunk's token
+ids as one engine step (a chunk given as text: its text encoded with the model's tokenizer; the frontend
+detokenizes them itself, with the request's skip_special_tokens), then an empty step carrying the finish
+reason. A payload is named by its own hash and never changes, so every response depends on its request alone.
 
 Framework-free on purpose: the engine and the project's message types only, so a standalone
 reproduction can carry this very code. `python serving.py --dynamo-serve SPEC.json` runs the server side.
@@ -20,7 +21,7 @@ reproduction can carry this very code. `python serving.py --dynamo-serve SPEC.js
 
 from __future__ import annotations
 
-import base64
+import hashlib
 import http.client
 import json
 import os
@@ -36,11 +37,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contract.model import Delta, Message, ToolCall, ToolCallDelta
+from contract.model import Chunk, Delta, Message, ToolCall, ToolCallDelta
 
 HOST = "127.0.0.1"
 EOS_ID = 999_999  # Dynamo requires an eos id; one no replay ever emits
 CHAT_TEMPLATE = "{{ replay }}\n{{ prompt_tail }}"
+REPLAYS = "replays"  # under the server's root: each replay payload, named by its sha256
 STARTUP_S = 600.0  # waiting for the subprocess to serve every model (start-up only, never a verdict)
 SERVE_FLAG = "--dynamo-serve"  # argv of the server process: this file (or a repro inlining it), the flag, the spec
 
@@ -57,22 +59,29 @@ class ModelSpec:
 
 @dataclass(frozen=True)
 class Step:
-    """One engine step of the replay: the token ids the engine emits in it."""
+    """One engine step of the replay: the token ids the engine emits in it, or, for a chunk cut inside tokens
+    (as a re-chunking proxy cuts), its text, which the worker encodes anew with the model's own tokenizer (so
+    a marker cut in two arrives as ordinary tokens and the frontend decodes exactly the chunk's text)."""
 
-    ids: tuple[int, ...]
+    ids: tuple[int, ...] = ()
+    text: str | None = None
+
+    @classmethod
+    def of(cls, chunk: Chunk) -> Step:
+        return cls(tuple(chunk.token_ids)) if chunk.token_ids is not None else cls(text=chunk.text)
 
     def to_json(self) -> dict[str, Any]:
-        return {"ids": list(self.ids)}
+        return {"ids": list(self.ids)} if self.text is None else {"text": self.text}
 
 
-def replay_key(steps: Sequence[Step], finish: str) -> str:
-    payload = json.dumps({"steps": [s.to_json() for s in steps], "finish": finish}, separators=(",", ":"))
-    return base64.b64encode(payload.encode()).decode()
+def replay_payload(steps: Sequence[Step], finish: str) -> bytes:
+    """What the worker is to generate: every step, then the finish reason."""
+    return json.dumps({"steps": [s.to_json() for s in steps], "finish": finish}, separators=(",", ":")).encode()
 
 
 def write_model_dir(directory: Path, spec: ModelSpec) -> None:
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "tokenizer.json").write_text(Path(spec.tokenizer_json).read_text())
+    shutil.copyfile(spec.tokenizer_json, directory / "tokenizer.json")
     (directory / "tokenizer_config.json").write_text(json.dumps(
         {"chat_template": CHAT_TEMPLATE, "bos_token": None, "eos_token": None}))
     (directory / "generation_config.json").write_text(json.dumps({"eos_token_id": EOS_ID}))
@@ -102,14 +111,19 @@ async def _serve(models: Sequence[ModelSpec], port: int, root: Path) -> None:
     from tokenizers import Tokenizer
 
     runtime = DistributedRuntime(asyncio.get_running_loop(), "mem", "tcp")
-    tokenizers = {m.name: Tokenizer.from_file(m.tokenizer_json) for m in models}
+    files = {m.name: m.tokenizer_json for m in models}
+    tokenizers: dict[str, Tokenizer] = {}  # by file, loaded when a request first needs it
 
     async def generate(request: dict[str, Any], context: Any = None) -> Any:
-        tokenizer = tokenizers[request["model"]]
+        path = files[request["model"]]
+        if path not in tokenizers:
+            tokenizers[path] = Tokenizer.from_file(path)
+        tokenizer = tokenizers[path]
         prompt = tokenizer.decode(request["token_ids"], skip_special_tokens=False)
-        replay = json.loads(base64.b64decode(prompt.split("\n", 1)[0]))
+        replay = json.loads((root / REPLAYS / f"{prompt.split(chr(10), 1)[0].strip()}.json").read_bytes())
         for step in replay["steps"]:
-            yield {"token_ids": step["ids"]}
+            ids = step["ids"] if "ids" in step else tokenizer.encode(step["text"], add_special_tokens=False).ids
+            yield {"token_ids": ids}
         yield {"token_ids": [], "finish_reason": replay["finish"]}
 
     serving = []
@@ -207,6 +221,19 @@ class Frontend:
         tail = self._log_tail()
         self.close()
         raise EngineError(f"the Dynamo frontend did not serve every model in {STARTUP_S:.0f} s:\n{tail}")
+
+    def replay(self, steps: Sequence[Step], finish: str) -> str:
+        """The key the request names its replay by (the chat template puts it in the prompt, where the worker
+        reads it): the payload is stored under its own hash, so the key alone decides what is generated."""
+        payload = replay_payload(steps, finish)
+        key = hashlib.sha256(payload).hexdigest()
+        path = self.root / REPLAYS / f"{key}.json"
+        if not path.exists():
+            path.parent.mkdir(exist_ok=True)
+            partial = path.with_suffix(".part")
+            partial.write_bytes(payload)
+            partial.replace(path)
+        return key
 
     def _connection(self) -> http.client.HTTPConnection:
         return http.client.HTTPConnection(HOST, self.port, timeout=None)
