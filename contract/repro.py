@@ -25,6 +25,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -344,8 +345,10 @@ def write_repro(cell: Cell, out: Path, hypothesis_profile: str = CI) -> tuple[Pa
     replayed = replay(cell, hypothesis_profile)
     parts = adapter_repro(replayed)
     out.mkdir(parents=True, exist_ok=True)
-    for name, content in parts.files.items():
-        (out / name).write_text(content, encoding="utf-8")
+    for name, content in parts.files.items():  # shared by the repros of a family, maybe running: replaced whole
+        partial = out / f".{name}.part"
+        partial.write_text(content, encoding="utf-8")
+        partial.replace(out / name)
     path = out / f"{file_stem(cell)}.py"
     path.write_text(script(replayed, parts, tokenizer_file(cell)), encoding="utf-8")
     return path, replayed
@@ -378,10 +381,16 @@ def verify(results: Path, known_broken: int, passing: int, out: Path) -> int:
     sample = ([("xfail", c) for c in _spread([c for c in cells if c["outcome"] == "xfail"], known_broken)]
               + [("pass", c) for c in _spread([c for c in cells if c["outcome"] == "pass"], passing)])
     wrong = 0
-    for recorded, record in sample:
-        cell_text = f"{record['parser']}:{record['case']}:{record['mode']}"
-        path, replayed = write_repro(find_cell(cell_text), out)
-        done = subprocess.run([sys.executable, "-I", path.name], cwd=out, capture_output=True, text=True, timeout=1200)
+    with ThreadPoolExecutor(max_workers=2) as runner:  # a repro imports its engine afresh: run two at once
+        runs = []
+        for recorded, record in sample:
+            cell_text = f"{record['parser']}:{record['case']}:{record['mode']}"
+            path, _ = write_repro(find_cell(cell_text), out)
+            runs.append((recorded, record, cell_text, runner.submit(
+                subprocess.run, [sys.executable, "-I", path.name], cwd=out, capture_output=True, text=True,
+                timeout=1200)))
+    for recorded, record, cell_text, run in runs:
+        done = run.result()
         failed_as_recorded = done.returncode != 0 and _raised(done.stderr, record)
         ok = done.returncode == 0 if recorded == "pass" else failed_as_recorded
         wrong += not ok
