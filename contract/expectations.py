@@ -449,11 +449,13 @@ def main(argv: list[str] | None = None) -> int:
         held = mirror(expectations_dir("real") / f"{engine}.toml", target, engine, parsers)
         print(f"{target}: {held} entries of {len(parsers)} synthetic-only parsers mirrored from the real tier")
     for results in args.results:
+        from reports.load import load_results
+
         try:
-            document = json.loads(results.read_text(encoding="utf-8"))
+            document = load_results(results)
             cells = document["cells"]
-        except (OSError, ValueError, KeyError) as exc:
-            print(f"{results}: cannot read cells: {exc}")
+        except ValueError as exc:
+            print(f"cannot read cells: {exc}")
             return 2
         folder = args.dir or expectations_dir(document["run"].get("vocabulary") or "real")
         for engine in sorted({c["engine"] for c in cells}):

