@@ -15,6 +15,7 @@ from grading_run import ROOT, Run, grade
 
 from contract import expectations
 from contract.expectations import KnownBroken, compress_modes, expand_modes
+from reports.load import write_results
 
 PARSER = "miniature/rewrites_native_ids"
 SELECT = ("--engine", "tests.miniatures", "--case", "tool.native_id", "--case", "tool.single",
@@ -24,7 +25,7 @@ MINIATURE_PARSERS = {PARSER, "miniature/hangs"}
 
 def _update(results: dict, tmp: Path, directory: Path) -> str:
     path = tmp / "results-for-update.json"
-    path.write_text(json.dumps(results), encoding="utf-8")
+    write_results(path, results)
     done = subprocess.run([sys.executable, "-m", "contract.expectations", str(path), "--dir", str(directory)],
                           cwd=ROOT, capture_output=True, text=True, check=True)
     return done.stdout
