@@ -126,7 +126,7 @@ def grade(session: nox.Session, engine: str) -> None:
         _install(session, install.requirement)
     _install(session, *DEPENDENCIES)
     env = _vocab_env(session, install)
-    # a node id such as 'tests/test_matrix.py::test_cell[…]' (the rerun command a cell shows) replaces the module
+    # a node id such as 'tests/test_matrix.py::test_cells[…]' (the rerun command a cell shows) replaces the module
     rerun = any(a.startswith(MATRIX) for a in session.posargs)
     if install.requirement and not rerun:
         # the adapters' wiring tests first (other engines' skip): a miswired adapter must not be graded at all

@@ -85,7 +85,7 @@ def plan(
     modes: Iterable[str] | None = None,
     cases: Iterable[str] | None = None,
 ) -> list[Cell]:
-    """Every cell of the run, in a stable order (identical in every xdist worker)."""
+    """Every cell of the run, in a stable order (the same in every process, and every shard's plan)."""
     wanted_families = set(families) if families else None
     wanted_modes = [mode(m) for m in modes] if modes else list(MODES)
     wanted_cases = [case(c) for c in cases] if cases else list(CATALOG)

@@ -1,11 +1,11 @@
-"""The results file: per-process record logs while the run goes, one merged JSON file at the end.
+"""The results file: a record log while the run goes, one JSON file at the end.
 
-Every process (the single pytest process, or each xdist worker) appends its cell records to its own
-JSON-lines file in the run's own parts folder, flushed per record, so no worker clobbers another and
-nothing is lost if one dies. The controlling process merges them into one results file (schema in
-reports/SCHEMA.md): the full results path for a complete, unfiltered run, which holds a lock on it
-while it runs; a file of its own under `filtered/` beside it for any other run, so a rerun of one cell
-or a run stopped early never replaces the full results.
+The grading process appends each cell's record (and each sample the first time a cell names it) to a
+JSON-lines file in the run's own parts folder, flushed per record, so nothing is lost if the run is
+stopped. At the end it writes one results file from it (schema in reports/SCHEMA.md, stored by
+`reports.load.write_results`): the full results path for a complete, unfiltered run, which holds a lock on
+it while it runs; `shard-K-of-N.json` beside it for a shard; a file of its own under `filtered/` beside it
+for any other run, so a rerun of one cell or a run stopped early never replaces the full results.
 """
 
 from __future__ import annotations

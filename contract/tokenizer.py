@@ -69,7 +69,7 @@ def family_tokenizer(family: Family) -> Tokenizer:
 
 @cache
 def synthetic_tokenizer(family: Family) -> Tokenizer:
-    """Deterministic: the same family gives the same vocabulary in every process (xdist workers)."""
+    """Deterministic: the same family gives the same vocabulary in every process."""
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     tokenizer.decoder = decoders.ByteLevel()
