@@ -154,7 +154,12 @@ def server_main(spec_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
     threading.Thread(target=_exit_with_parent, args=(Path(spec["root"]),), daemon=True).start()
     models = [ModelSpec(**m) for m in spec["models"]]
-    asyncio.run(_serve(models, spec["port"], Path(spec["root"])))
+    try:  # the event loop Dynamo's own workers run on (the runtime pins it); asyncio's where it is absent
+        import uvloop
+    except ImportError:
+        asyncio.run(_serve(models, spec["port"], Path(spec["root"])))
+    else:
+        uvloop.run(_serve(models, spec["port"], Path(spec["root"])))
 
 
 # ---------------------------------------------------------------- client side
@@ -292,10 +297,20 @@ class Frontend:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def _lines(response: http.client.HTTPResponse) -> Iterator[str]:
+    """The body's lines as they arrive, read in whatever pieces the server sent (not a read per line)."""
+    pending = b""
+    while piece := response.read1(1 << 16):
+        *lines, pending = (pending + piece).split(b"\n")
+        for line in lines:
+            yield line.decode().rstrip("\r")
+    if pending:
+        yield pending.decode().rstrip("\r")
+
+
 def sse_events(response: http.client.HTTPResponse) -> Iterator[dict[str, Any]]:
     event = None
-    for raw in response:
-        line = raw.decode().rstrip("\r\n")
+    for line in _lines(response):
         if line.startswith("event:"):
             event = line[6:].strip()
         elif line.startswith("data:"):
