@@ -39,6 +39,7 @@ from typing import IO, Any
 from . import expectations, progress
 from .matrix import Cell, base_record
 from .progress import Call, Snapshot
+from .schedule import Schedule
 
 ROOT = Path(__file__).resolve().parents[1]
 WALL_FACTOR = 4  # a blocked call (no CPU used) is hung after this many times `hang_after` in wall time
@@ -94,7 +95,7 @@ class Watchdog:
 class _Worker:
     """One worker process and its files."""
 
-    def __init__(self, directory: Path, profile: str, n: int) -> None:
+    def __init__(self, directory: Path, profile: str, n: int, cpu: int) -> None:
         self.progress = progress.create(directory / f"progress-{n}")
         self.log_path = directory / f"stderr-{n}.log"
         self._log = self.log_path.open("wb")
@@ -102,6 +103,8 @@ class _Worker:
             [sys.executable, "-X", "faulthandler", "-m", "contract.isolation", str(self.progress), profile],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, cwd=ROOT,
         )
+        with contextlib.suppress(ProcessLookupError):  # before it starts a thread or a server: they inherit it
+            os.sched_setaffinity(self.process.pid, {cpu})
         assert self.process.stdin is not None and self.process.stdout is not None
         self.stdin: IO[bytes] = self.process.stdin
         self.stdout = self.process.stdout.fileno()
@@ -169,8 +172,11 @@ class _Slot:
 class IsolatedGrader:
     """Grades groups of cells in a pool of worker processes; never raises for what a parser does.
 
-    `plan(groups)` tells the pool the groups in the order they will be asked for, and each worker takes the
-    next one as soon as it is free, so `graded(i)` mostly finds its answers waiting. Every cell is watched
+    `plan(groups)` tells the pool the groups in the order they will be asked for, and each worker takes its
+    next one (`Schedule`) as soon as it is free, so `graded(i)` mostly finds its answers waiting. Each worker,
+    with every thread and process it starts (an engine's server), runs on one processor of those the grade
+    may use, a different one per worker while they last: a worker and its server hand each request back and
+    forth on one core's caches instead of waking each other across cores (a tenth of a Dynamo grade). Every cell is watched
     on its own: when a worker has to be stopped, its cell is recorded as such and the rest of its group
     goes to a fresh worker.
     """
@@ -183,16 +189,17 @@ class IsolatedGrader:
     def __post_init__(self) -> None:
         self._directory = Path(tempfile.mkdtemp(prefix="matrix-worker-"))
         self._slots = [_Slot() for _ in range(max(1, self.size))]
+        self._cpus = sorted(os.sched_getaffinity(0))
         self._started = 0
         self._groups: list[tuple[Cell, ...]] = []
-        self._queue: deque[int] = deque()  # planned groups no worker has taken yet, in order
+        self._schedule = Schedule()  # planned groups no worker has taken yet
         self._answers: dict[int, list[Graded]] = {}
         self._where: dict[tuple[Cell, ...], deque[int]] = {}  # planned groups not asked for yet
 
     def plan(self, groups: Sequence[Sequence[Cell]]) -> None:
         """The groups `grade` will be asked for, in that order: workers take them as they come free."""
         self._groups = [tuple(g) for g in groups]
-        self._queue = deque(range(len(self._groups)))
+        self._schedule = Schedule.split(len(self._groups), len(self._slots))
         self._where = {}
         for index, group in enumerate(self._groups):
             self._where.setdefault(group, deque()).append(index)
@@ -212,9 +219,7 @@ class IsolatedGrader:
     def _graded(self, index: int) -> list[Graded]:
         """Each cell's record of planned group `index`, in order, with the samples table entries it brought."""
         if index not in self._answers:  # not taken yet (asked out of order, or again): next in line
-            if index in self._queue:
-                self._queue.remove(index)
-            self._queue.appendleft(index)
+            self._schedule.hurry(index)
         while index not in self._answers or any(slot.group == index for slot in self._slots):
             self._dispatch()
             self._pump()
@@ -231,9 +236,8 @@ class IsolatedGrader:
 
     def _dispatch(self) -> None:
         """Give every idle worker the next group."""
-        for slot in self._slots:
-            if slot.group is None and self._queue:
-                index = self._queue.popleft()
+        for number, slot in enumerate(self._slots):
+            if slot.group is None and (index := self._schedule.take(number)) is not None:
                 self._answers[index] = []
                 slot.group, slot.cells = index, deque(self._groups[index])
                 self._send(slot)
@@ -243,7 +247,8 @@ class IsolatedGrader:
         while slot.cells:
             if slot.worker is None:
                 self._started += 1
-                slot.worker = _Worker(self._directory, self.hypothesis_profile, self._started)
+                cpu = self._cpus[self._slots.index(slot) % len(self._cpus)]
+                slot.worker = _Worker(self._directory, self.hypothesis_profile, self._started, cpu)
             self._watch(slot)
             if slot.worker.send(slot.cells):
                 return
