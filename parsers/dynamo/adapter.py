@@ -1,6 +1,6 @@
 """The matrix's view of Dynamo: each parser under test is one model of a `serving.Frontend` (started once
-per grading process, serving every pipeline), configured as a worker registers it, graded over the
-frontend's OpenAI HTTP API.
+per grading process, registering a parser's model when the process first builds that parser), configured
+as a worker registers it, graded over the frontend's OpenAI HTTP API.
 
 The request a case implies is the one a client would send (tools, tool_choice, the thinking flags as
 chat_template_kwargs, earlier messages); the prompt ends with the case's prompt tail. Batch replays
@@ -28,7 +28,6 @@ from contract.family import Family
 from contract.model import Chunk, Delta, Message, RequestContext
 from contract.pipeline import Pipeline, coverage, kept_in_content
 from contract.tokenizer import encode_markup, family_tokenizer, family_tokenizer_file
-from fixtures import family as family_named
 
 from .serving import Frontend, ModelSpec, Step
 
@@ -45,14 +44,9 @@ def _tokenizer(family: Family) -> Tokenizer:
     return Tokenizer.from_file(str(family_tokenizer_file(family)))
 
 
-_PIPELINES: dict[str, Pipeline] = {}
-
-
 @cache
 def _frontend() -> Frontend:
-    models = [ModelSpec(name, p.tool, p.reasoning, str(family_tokenizer_file(family_named(p.family))))
-              for name, p in _PIPELINES.items()]
-    frontend = Frontend(models)
+    frontend = Frontend()
     atexit.register(frontend.close)
     return frontend
 
@@ -98,9 +92,10 @@ class DynamoParser:
     pipeline: Pipeline
 
     def __post_init__(self) -> None:
-        """The frontend starts when the first parser is built, not inside the first timed call: registering
-        every model (each loads its tokenizer) takes it seconds, which would read as that parser's slowness."""
-        _frontend()
+        """The parser's model is registered when the parser is built, not inside its first timed call: the
+        frontend loads the model's tokenizer, which would read as that parser's slowness."""
+        _frontend().serve(ModelSpec(self.name, self.pipeline.tool, self.pipeline.reasoning,
+                                    str(family_tokenizer_file(self.family))))
 
     def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
         ids = token_ids if token_ids is not None else tuple(encode_markup(family_tokenizer(self.family), text))
@@ -125,7 +120,6 @@ def _registered() -> dict[str, Mapping[str, object]]:
 
 
 def load_engine(name: str, pipelines: Mapping[str, Pipeline]) -> Engine:
-    _PIPELINES.update(pipelines)
     factories = {
         parser: (lambda family, parser=parser, pipeline=pipeline: DynamoParser(parser, family, pipeline))
         for parser, pipeline in pipelines.items()

@@ -2,10 +2,12 @@
 
 Dynamo has no Python parse API: its tool-call and reasoning parsers run inside the Rust frontend
 (preprocessor, detokenizer, jail, aggregator). So this module starts what a deployment runs, in one
-subprocess bound to 127.0.0.1: an in-memory runtime (`DistributedRuntime(loop, "mem", "tcp")`), one
-model per parser configuration (`ModelRuntimeConfig.tool_call_parser` / `.reasoning_parser`,
-`register_model(ModelInput.Tokens, ModelType.Chat, ...)`) whose directory holds the family tokenizer
-and a trivial chat template, and the HTTP frontend (`make_engine` + `run_input(..., "http", ...)`).
+subprocess bound to 127.0.0.1: an in-memory runtime (`DistributedRuntime(loop, "mem", "tcp")`), the HTTP
+frontend (`make_engine` + `run_input(..., "http", ...)`), and one model per parser configuration
+(`ModelRuntimeConfig.tool_call_parser` / `.reasoning_parser`, `register_model(ModelInput.Tokens,
+ModelType.Chat, ...)`) whose directory holds the family tokenizer and a trivial chat template. A model
+is registered when the client first asks for it (`Frontend.serve`; a line on the server's stdin), as a
+worker joining a running deployment registers: the frontend discovers it, as it does in production.
 
 The worker replays what the request asks it to: the chat template renders the chat_template_kwargs
 `replay` (the sha256 of a payload the client stored under the server's root: the output chunks and the
@@ -93,7 +95,7 @@ def write_model_dir(directory: Path, spec: ModelSpec) -> None:
 # ---------------------------------------------------------------- server side (the subprocess)
 
 
-async def _serve(models: Sequence[ModelSpec], port: int, root: Path) -> None:
+async def _serve(port: int, root: Path) -> None:
     import asyncio
 
     from dynamo.llm import (
@@ -110,8 +112,9 @@ async def _serve(models: Sequence[ModelSpec], port: int, root: Path) -> None:
     from dynamo.runtime import DistributedRuntime
     from tokenizers import Tokenizer
 
-    runtime = DistributedRuntime(asyncio.get_running_loop(), "mem", "tcp")
-    files = {m.name: m.tokenizer_json for m in models}
+    loop = asyncio.get_running_loop()
+    runtime = DistributedRuntime(loop, "mem", "tcp")
+    files: dict[str, str] = {}  # model name -> its tokenizer file
     tokenizers: dict[str, Tokenizer] = {}  # by file, loaded when a request first needs it
 
     async def generate(request: dict[str, Any], context: Any = None) -> Any:
@@ -126,8 +129,10 @@ async def _serve(models: Sequence[ModelSpec], port: int, root: Path) -> None:
             yield {"token_ids": ids}
         yield {"token_ids": [], "finish_reason": replay["finish"]}
 
-    serving = []
-    for spec in models:
+    serving: list[asyncio.Future[Any]] = []
+
+    async def register(spec: ModelSpec) -> None:
+        files[spec.name] = spec.tokenizer_json
         endpoint = runtime.endpoint(f"graded.{spec.name}.generate")
         config = ModelRuntimeConfig()
         config.tool_call_parser = spec.tool
@@ -137,29 +142,41 @@ async def _serve(models: Sequence[ModelSpec], port: int, root: Path) -> None:
         await register_model(ModelInput.Tokens, ModelType.Chat, endpoint, str(directory), spec.name,
                              worker_type=WorkerType.Aggregated, runtime_config=config)
         serving.append(asyncio.ensure_future(endpoint.serve_endpoint(generate)))
+
+    def read_models() -> None:
+        """Each stdin line is a model to register; the parent holds stdin open, and when it goes (even
+        killed), so do we, and our temp dir."""
+        for line in sys.stdin:
+            asyncio.run_coroutine_threadsafe(register(ModelSpec(**json.loads(line))), loop).add_done_callback(
+                _exit_on_failure)
+        shutil.rmtree(root, ignore_errors=True)
+        os._exit(0)
+
     engine = await make_engine(runtime, EntrypointArgs(EngineType.Dynamic, http_host=HOST, http_port=port))
+    threading.Thread(target=read_models, daemon=True).start()
     await run_input(runtime, "http", engine)
 
 
-def _exit_with_parent(root: Path) -> None:
-    """The parent holds our stdin open; when it goes (even killed), so do we, and our temp dir."""
-    sys.stdin.read()
-    shutil.rmtree(root, ignore_errors=True)
-    os._exit(0)
+def _exit_on_failure(registered: Any) -> None:
+    """A model that fails to register ends the server, so the client reports the log instead of waiting."""
+    if registered.exception() is not None:
+        import traceback
+
+        traceback.print_exception(registered.exception())
+        sys.stderr.flush()
+        os._exit(1)
 
 
 def server_main(spec_path: str) -> None:
     import asyncio
 
     spec = json.loads(Path(spec_path).read_text())
-    threading.Thread(target=_exit_with_parent, args=(Path(spec["root"]),), daemon=True).start()
-    models = [ModelSpec(**m) for m in spec["models"]]
     try:  # the event loop Dynamo's own workers run on (the runtime pins it); asyncio's where it is absent
         import uvloop
     except ImportError:
-        asyncio.run(_serve(models, spec["port"], Path(spec["root"])))
+        asyncio.run(_serve(spec["port"], Path(spec["root"])))
     else:
-        uvloop.run(_serve(models, spec["port"], Path(spec["root"])))
+        uvloop.run(_serve(spec["port"], Path(spec["root"])))
 
 
 # ---------------------------------------------------------------- client side
@@ -191,20 +208,35 @@ class EngineError(RuntimeError):
 
 
 class Frontend:
-    """The subprocess serving every model, and requests to it. Start once, `close()` at exit."""
+    """The subprocess serving the models asked for, and requests to it. Start once, `close()` at exit."""
 
-    def __init__(self, models: Sequence[ModelSpec], server_script: str | None = None) -> None:
+    def __init__(self, models: Sequence[ModelSpec] = (), server_script: str | None = None) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="dynamo-graded-"))
         self.port = _free_port()
-        self.models = tuple(models)
+        self.models: dict[str, ModelSpec] = {}
+        self._replays: set[str] = set()  # the keys of the replays written
+        (self.root / REPLAYS).mkdir()
         spec = self.root / "spec.json"
-        spec.write_text(json.dumps({"port": self.port, "root": str(self.root),
-                                    "models": [m.__dict__ for m in models]}))
+        spec.write_text(json.dumps({"port": self.port, "root": str(self.root)}))
         self.log = (self.root / "server.log").open("w+b")
         self.process = subprocess.Popen(
             [sys.executable, server_script or __file__, SERVE_FLAG, str(spec)], stdin=subprocess.PIPE,
             stdout=self.log, stderr=subprocess.STDOUT, env=server_env(self.root), cwd=self.root)
-        self._wait_ready()
+        self.serve(*models)
+
+    def serve(self, *models: ModelSpec) -> None:
+        """Register the models not served yet and wait until the frontend lists them."""
+        new = [m for m in models if m.name not in self.models]
+        assert self.process.stdin is not None
+        try:
+            for model in new:
+                self.process.stdin.write((json.dumps(model.__dict__) + "\n").encode())
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            self.process.wait()
+            self._check_alive()
+        self._wait_listed({m.name for m in new})
+        self.models.update((m.name, m) for m in new)
 
     def _log_tail(self) -> str:
         self.log.flush()
@@ -214,8 +246,8 @@ class Frontend:
         if self.process.poll() is not None:
             raise EngineError(f"the Dynamo frontend exited ({self.process.returncode}):\n{self._log_tail()}")
 
-    def _wait_ready(self) -> None:
-        wanted = {m.name for m in self.models}
+    def _wait_listed(self, wanted: set[str]) -> None:
+        """Until the frontend is up and lists every model named (it discovers a registration within moments)."""
         deadline = time.monotonic() + STARTUP_S
         while time.monotonic() < deadline:
             self._check_alive()
@@ -225,22 +257,19 @@ class Frontend:
                     return
             except OSError:
                 pass
-            time.sleep(0.2)
+            time.sleep(0.02)
         tail = self._log_tail()
         self.close()
-        raise EngineError(f"the Dynamo frontend did not serve every model in {STARTUP_S:.0f} s:\n{tail}")
+        raise EngineError(f"the Dynamo frontend did not serve {sorted(wanted)} in {STARTUP_S:.0f} s:\n{tail}")
 
     def replay(self, steps: Sequence[Step], finish: str) -> str:
         """The key the request names its replay by (the chat template puts it in the prompt, where the worker
         reads it): the payload is stored under its own hash, so the key alone decides what is generated."""
         payload = replay_payload(steps, finish)
         key = hashlib.sha256(payload).hexdigest()
-        path = self.root / REPLAYS / f"{key}.json"
-        if not path.exists():
-            path.parent.mkdir(exist_ok=True)
-            partial = path.with_suffix(".part")
-            partial.write_bytes(payload)
-            partial.replace(path)
+        if key not in self._replays:  # written whole before any request names it
+            (self.root / REPLAYS / f"{key}.json").write_bytes(payload)
+            self._replays.add(key)
         return key
 
     def _connection(self) -> http.client.HTTPConnection:
