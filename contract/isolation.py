@@ -95,7 +95,7 @@ class Watchdog:
 class _Worker:
     """One worker process and its files."""
 
-    def __init__(self, directory: Path, profile: str, n: int, cpu: int) -> None:
+    def __init__(self, directory: Path, profile: str, n: int, cpu: int | None) -> None:
         self.progress = progress.create(directory / f"progress-{n}")
         self.log_path = directory / f"stderr-{n}.log"
         self._log = self.log_path.open("wb")
@@ -103,8 +103,9 @@ class _Worker:
             [sys.executable, "-X", "faulthandler", "-m", "contract.isolation", str(self.progress), profile],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, cwd=ROOT,
         )
-        with contextlib.suppress(ProcessLookupError):  # before it starts a thread or a server: they inherit it
-            os.sched_setaffinity(self.process.pid, {cpu})
+        if cpu is not None:
+            with contextlib.suppress(ProcessLookupError):  # before it starts a thread or a server: they inherit it
+                os.sched_setaffinity(self.process.pid, {cpu})
         assert self.process.stdin is not None and self.process.stdout is not None
         self.stdin: IO[bytes] = self.process.stdin
         self.stdout = self.process.stdout.fileno()
@@ -173,10 +174,11 @@ class IsolatedGrader:
     """Grades groups of cells in a pool of worker processes; never raises for what a parser does.
 
     `plan(groups)` tells the pool the groups in the order they will be asked for, and each worker takes its
-    next one (`Schedule`) as soon as it is free, so `graded(i)` mostly finds its answers waiting. Each worker,
-    with every thread and process it starts (an engine's server), runs on one processor of those the grade
-    may use, a different one per worker while they last: a worker and its server hand each request back and
-    forth on one core's caches instead of waking each other across cores (a tenth of a Dynamo grade). Every cell is watched
+    next one (`Schedule`) as soon as it is free, so `graded(i)` mostly finds its answers waiting. In a pool
+    of several, each worker, with every thread and process it starts (an engine's server), runs on one
+    processor of those the grade may use, a different one per worker while they last: a worker and its
+    server hand each request back and forth on one core instead of waking each other across cores (a tenth of
+    a Dynamo grade). A lone worker is left to the scheduler, so grades run side by side share the machine. Every cell is watched
     on its own: when a worker has to be stopped, its cell is recorded as such and the rest of its group
     goes to a fresh worker.
     """
@@ -189,7 +191,7 @@ class IsolatedGrader:
     def __post_init__(self) -> None:
         self._directory = Path(tempfile.mkdtemp(prefix="matrix-worker-"))
         self._slots = [_Slot() for _ in range(max(1, self.size))]
-        self._cpus = sorted(os.sched_getaffinity(0))
+        self._cpus = sorted(os.sched_getaffinity(0)) if len(self._slots) > 1 else []  # one per worker, in turn
         self._started = 0
         self._groups: list[tuple[Cell, ...]] = []
         self._schedule = Schedule()  # planned groups no worker has taken yet
@@ -247,7 +249,7 @@ class IsolatedGrader:
         while slot.cells:
             if slot.worker is None:
                 self._started += 1
-                cpu = self._cpus[self._slots.index(slot) % len(self._cpus)]
+                cpu = self._cpus[self._slots.index(slot) % len(self._cpus)] if self._cpus else None
                 slot.worker = _Worker(self._directory, self.hypothesis_profile, self._started, cpu)
             self._watch(slot)
             if slot.worker.send(slot.cells):
