@@ -11,6 +11,7 @@ later process. A file that cannot be read is computed again; nothing else change
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -32,19 +33,24 @@ def _path(digest: str, kind: str = "streams") -> Path:
     return cache_dir() / kind / digest[:2] / f"{digest}.json"
 
 
+def _write(path: Path, text: str) -> None:
+    """Atomically: concurrent workers may race to write the same file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.part")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)
+
+
 def saved(digest: str, kind: str, content: Callable[[], str]) -> Path:
-    """A file of `kind` under its key, written once (atomically) from `content`."""
+    """A file of `kind` under its key, written once from `content`."""
     path = _path(digest, kind)
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{os.getpid()}.part")
-        partial.write_text(content(), encoding="utf-8")
-        partial.replace(path)
+        _write(path, content())
     return path
 
 
 def cached(digest: str, compute: Callable[[], tuple[tuple[int, ...], tuple[str, ...]]]) -> tuple[tuple[int, ...], tuple[str, ...]]:
-    """(ids, pieces) from the cache, or computed and stored (atomically: concurrent workers may race)."""
+    """(ids, pieces) from the cache, or computed and stored."""
     path = _path(digest)
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
@@ -52,11 +58,6 @@ def cached(digest: str, compute: Callable[[], tuple[tuple[int, ...], tuple[str, 
     except (OSError, ValueError, KeyError, TypeError):
         pass
     ids, pieces = compute()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{os.getpid()}.part")
-        partial.write_text(json.dumps({"ids": ids, "pieces": pieces}, ensure_ascii=False), encoding="utf-8")
-        partial.replace(path)
-    except OSError:  # a read-only cache: computed every time, as before
-        pass
+    with contextlib.suppress(OSError):  # a read-only cache: computed every time, as before
+        _write(path, json.dumps({"ids": ids, "pieces": pieces}, ensure_ascii=False))
     return ids, pieces
