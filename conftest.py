@@ -1,8 +1,9 @@
 """Pytest glue for the matrix: options, validation, cell collection, result recording, the summary.
 
 `pytest --grade` collects `tests/test_matrix.py` with one test per (parser, case), whose modes' cells are
-graded together; without `--grade` that module is ignored and `pytest` runs the framework's own tests. Parsers run in worker processes
-(`contract.isolation`); verdicts against the expectation files are given here, in the pytest process.
+graded together; without `--grade` that module is ignored and `pytest` runs the framework's own tests.
+Parsers run in worker processes (`contract.isolation`); verdicts against the expectation files are given
+here, in the pytest process.
 A complete unfiltered run writes `--results` (holding a lock on it while it runs); a shard of one
 (`--shard K/N`) writes `shard-K-of-N.json` beside it; a filtered or incomplete one writes its own file under
 `filtered/` beside it.

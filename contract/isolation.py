@@ -1,7 +1,8 @@
 """Parsers run in a worker process the grader can kill.
 
 `IsolatedGrader.grade(cells)` sends a group of cells to a worker (`python -m contract.isolation`), which
-grades them in turn with an in-process `Grader` and answers with each record. The controlling side watches the worker:
+grades them in turn with an in-process `Grader` and answers with each record. The controlling side watches
+the worker:
 
 - **hung**: one parser call (or the engine import) made no progress for `hang_after` seconds of the
   worker's CPU time, or for `WALL_FACTOR` times that in wall time (a call blocked without using CPU).
@@ -178,9 +179,9 @@ class IsolatedGrader:
     of several, each worker, with every thread and process it starts (an engine's server), runs on one
     processor of those the grade may use, a different one per worker while they last: a worker and its
     server hand each request back and forth on one core instead of waking each other across cores (a tenth of
-    a Dynamo grade). A lone worker is left to the scheduler, so grades run side by side share the machine. Every cell is watched
-    on its own: when a worker has to be stopped, its cell is recorded as such and the rest of its group
-    goes to a fresh worker.
+    a Dynamo grade). A lone worker is left to the scheduler, so grades run side by side share the machine.
+    Every cell is watched on its own: when a worker has to be stopped, its cell is recorded as such and the
+    rest of its group goes to a fresh worker.
     """
 
     hypothesis_profile: str = "ci"

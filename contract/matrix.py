@@ -53,7 +53,7 @@ class CellGroup:
 
 
 def grouped(cells: Iterable[Cell]) -> list[CellGroup]:
-    """Consecutive cells of one (parser, case) as groups, in plan order."""
+    """The cells of each (parser, case) as one group, in plan order."""
     groups: dict[tuple[str, str, str], list[Cell]] = {}
     for cell in cells:
         groups.setdefault((cell.engine, cell.parser_name, cell.case), []).append(cell)
