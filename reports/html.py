@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ from markupsafe import Markup
 
 from reports.coverage import engine_coverage
 from reports.load import MODES, OUTCOMES
+from reports.schema import rerun_of
 from reports.summary import (
     SLOW_FACTOR,
     SYNTHETIC,
@@ -193,42 +194,79 @@ def diff_blocks(cell: dict[str, Any]) -> list[dict[str, Any]]:
 QUIET = ("pass", "n/a", "skip")  # outcomes whose detail shows no diff: keeps the page small
 
 
-def _interned(table: dict[str, int], text: str) -> int:
-    """Index of `text` in a table the page holds once (inputs and contexts repeat across modes and parsers)."""
-    return table.setdefault(text, len(table))
+class _Values:
+    """What the page holds once and a mode's detail names by index: inputs, contexts, diffs, chunkings, reasons
+    and failures repeat across modes, parsers and engines (a family's chunkings are the same for every parser)."""
+
+    def __init__(self) -> None:
+        self.table: list[Any] = []
+        self._index: dict[str, int] = {}
+
+    def ref(self, kind: str, raw: Any, shown: Callable[[Any], Any] | None = None) -> int:
+        """The index of `shown(raw)` (`raw` itself by default), computed once per distinct `raw` of a kind."""
+        key = kind + json.dumps(raw, separators=(",", ":"), ensure_ascii=False)
+        index = self._index.get(key)
+        if index is None:
+            index = self._index[key] = len(self.table)
+            self.table.append(raw if shown is None else shown(raw))
+        return index
+
+    def maybe(self, kind: str, raw: Any, shown: Callable[[Any], Any] | None = None) -> int | None:
+        return None if raw is None else self.ref(kind, raw, shown)
 
 
-def _mode_detail(cell: dict[str, Any], inputs: dict[str, int], contexts: dict[str, int]) -> dict[str, Any]:
+def _diff_input(cell: dict[str, Any]) -> dict[str, Any]:
+    """What `diff_blocks` reads of a cell; nothing for outcomes whose detail shows no diff."""
+    if cell["outcome"] in QUIET:
+        return {}
+    return {"expected": cell.get("expected"), "observed": cell.get("observed"), "diff": cell.get("diff")}
+
+
+def _shown_text(text: str) -> str | list[tuple[str, bool]]:
+    """`reveal(text)`, or the text itself when nothing in it needs revealing (the page reads both)."""
+    runs = reveal(text)
+    if not runs:
+        return ""
+    return runs[0][0] if len(runs) == 1 and not runs[0][1] else runs
+
+
+def _mode_detail(cell: dict[str, Any], values: _Values, rerun_template: str | None) -> dict[str, Any]:
+    """What the page's script shows of a mode; keys without a value (None, False) are left out, and the rerun
+    command too when the engine's template gives it."""
     source = cell.get("input")
     if source is not None:
         token_ids = source.get("token_ids")
         source = {
-            "text": _interned(inputs, source.get("text") or ""),
+            "text": values.ref("input", source.get("text") or "", _shown_text),
             "tokens": None if token_ids is None else len(token_ids),
             "stop": source.get("stop"),
-            "context": _interned(contexts, json.dumps(source.get("context") or {}, indent=2, ensure_ascii=False)),
+            "context": values.ref("context", source.get("context") or {},
+                                  lambda context: json.dumps(context, indent=2, ensure_ascii=False)),
         }
-    chunking = cell.get("chunking")
-    return {
+    rerun = cell.get("rerun")
+    if rerun_template and rerun == rerun_of(rerun_template, cell):
+        rerun = None
+    detail = {
         "mode": cell["mode"],
         "tier": cell.get("tier"),
         "outcome": cell["outcome"],
-        "failures": cell.get("failures") or [],
-        "notes": cell.get("notes") or [],
-        "reason": cell.get("reason"),
+        "failures": values.ref("list", cell.get("failures") or []),
+        "notes": values.ref("list", cell.get("notes") or []),
+        "reason": values.maybe("text", cell.get("reason")),
         "link": cell.get("link"),
         "untriaged": bool(cell.get("untriaged")),
         "input": source,
-        "diff": diff_blocks(cell) if cell["outcome"] not in QUIET else [],
-        "chunking": None if chunking is None else [reveal(delta) for delta in chunking],
+        "diff": values.ref("diff", _diff_input(cell), lambda shown: diff_blocks(shown) if shown else []),
+        "chunking": values.maybe("chunking", cell.get("chunking"), lambda deltas: [_shown_text(d) for d in deltas]),
         "holdback": cell.get("holdback"),
         "examples": cell.get("examples"),
         "duration_s": cell.get("duration_s"),
         "parse_cpu_s": cell.get("parse_cpu_s"),
         "slowdown": cell.get("slowdown"),
-        "error": cell.get("error"),
-        "rerun": cell.get("rerun"),
+        "error": values.maybe("text", cell.get("error")),
+        "rerun": rerun,
     }
+    return {key: value for key, value in detail.items() if value is not None and value is not False}
 
 
 def _mode_key(cell: dict[str, Any]) -> tuple[int, str]:
@@ -264,8 +302,9 @@ class _Matrix:
     def __init__(self, results: dict[str, Any], columns: list[dict[str, Any]]) -> None:
         self.columns = columns
         self.details: list[dict[str, Any]] = []
-        self.inputs: dict[str, int] = {}
-        self.contexts: dict[str, int] = {}
+        self.values = _Values()
+        self.reruns = {engine: info["rerun"] for engine, info in results["run"]["engines"].items()
+                       if info and info.get("rerun")}  # each engine's rerun command, {parser} {case} {mode} left
         self.grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for cell in results["cells"]:
             self.grouped.setdefault((cell["parser"], cell["case"]), []).append(cell)
@@ -285,7 +324,8 @@ class _Matrix:
                 "parser": parser,
                 "case": case["id"],
                 "title": case["title"],
-                "modes": [_mode_detail(mode, self.inputs, self.contexts) for mode in modes],
+                "modes": [_mode_detail(mode, self.values, self.reruns.get(parser.split("/", 1)[0]))
+                          for mode in modes],
             }
         )
         summary = ", ".join(f"{mode['mode']} {SYMBOLS[mode['outcome']]}" for mode in modes)
@@ -321,8 +361,8 @@ class _Matrix:
         return script_json(
             {
                 "symbols": SYMBOLS,
-                "inputs": [reveal(text) for text in self.inputs],
-                "contexts": list(self.contexts),
+                "values": self.values.table,
+                "reruns": self.reruns,
                 "cells": self.details,
             }
         )

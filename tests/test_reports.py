@@ -13,7 +13,7 @@ import pytest
 
 from reports.html import SEVERITY, render_matrix, reveal, worst_outcome
 from reports.load import OUTCOMES, load_results, write_results
-from reports.schema import CELL_DEFAULTS, FROM_SAMPLE
+from reports.schema import CELL_DEFAULTS, FROM_SAMPLE, rerun_of
 from reports.summary import markdown_summary, outcome_counts, parser_scores, terminal_summary
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,10 +123,38 @@ def write(tmp_path: Path, data: dict[str, Any]) -> Path:
     return path
 
 
+SHARED = ("failures", "notes", "reason", "diff", "chunking", "error")  # named by index into the page's values
+
+
+DETAIL = ("tier", "link", "untriaged", "input", "holdback", "examples", "duration_s", "parse_cpu_s", "slowdown",
+          "rerun", *SHARED)  # keys a mode's detail leaves out when it has no value
+
+
+def _runs(shown: str | list[list[Any]]) -> list[list[Any]]:
+    """A revealed text as the page holds it (plain when nothing needed revealing) as runs."""
+    return [[shown, False]] if isinstance(shown, str) else shown
+
+
 def embedded_cells(html: str) -> dict[str, Any]:
+    """The page's detail data, read as the page's script reads it: shared values looked up, left-out keys
+    None, rerun commands filled from their engine's template."""
     match = re.search(r'<script type="application/json" id="cells">(.*?)</script>', html, re.S)
     assert match
-    return json.loads(match.group(1))
+    data = json.loads(match.group(1))
+    values = data["values"]
+    for cell in data["cells"]:
+        for mode in cell["modes"]:
+            mode.update({key: mode.get(key) for key in DETAIL})
+            mode.update({key: None if mode[key] is None else values[mode[key]] for key in SHARED})
+            if mode["chunking"] is not None:
+                mode["chunking"] = [_runs(delta) for delta in mode["chunking"]]
+            if mode["input"] is not None:
+                mode["input"].update(text=_runs(values[mode["input"]["text"]]),
+                                     context=values[mode["input"]["context"]])
+            template = data["reruns"].get(cell["parser"].split("/")[0])
+            if mode["rerun"] is None and template:
+                mode["rerun"] = rerun_of(template, {**cell, "mode": mode["mode"]})
+    return data
 
 
 # --- loading -----------------------------------------------------------------------------------
@@ -310,7 +338,7 @@ def test_html_escapes_untrusted_text() -> None:
     detail = embedded_cells(html)["cells"][0]["modes"][0]
     assert detail["failures"][0]["detail"] == HOSTILE_CONTENT
     assert (
-        "".join(piece for piece, _ in embedded_cells(html)["inputs"][detail["input"]["text"]])
+        "".join(piece for piece, _ in detail["input"]["text"])
         == HOSTILE_INPUT
     )
     assert detail["rerun"] == f"pytest -k '{HOSTILE_INPUT}'"
@@ -437,6 +465,31 @@ def test_cli_writes_html_and_markdown(tmp_path: Path) -> None:
     quiet = run_cli(str(path), "--quiet", "--html", str(tmp_path / "other.html"))
     assert quiet.returncode == 0 and quiet.stdout == ""
     assert (tmp_path / "other.html").exists()
+
+
+def test_the_page_holds_what_details_share_once() -> None:
+    chunking = ["<tool_call>{", "}</tool_call>"]
+    cells = [make_cell(parser, mode="chars", outcome="fail", chunking=chunking, reason="drops the call")
+             for parser in ("reference/hermes", "reference/qwen3_coder", "reference/kimi_k2")]
+    html = render_matrix(make_results(cells))
+    match = re.search(r'<script type="application/json" id="cells">(.*?)</script>', html, re.S)
+    assert match
+    values = json.loads(match.group(1))["values"]
+    assert sum(value == "drops the call" for value in values) == 1
+    assert values.count(chunking) == 1  # deltas with nothing to reveal are held as plain text
+    assert [mode["chunking"] for cell in embedded_cells(html)["cells"] for mode in cell["modes"]] == [
+        [[["<tool_call>{", False]], [["}</tool_call>", False]]]] * 3
+
+
+def test_a_rerun_command_the_engines_template_gives_is_not_repeated() -> None:
+    results = make_results([make_cell(mode=mode, rerun=f"nox -s grade -- 'reference/hermes:tool.single' --mode {mode}")
+                            for mode in ("batch", "tokens")])
+    results["run"]["engines"]["reference"]["rerun"] = "nox -s grade -- '{parser}:{case}' --mode {mode}"
+    html = render_matrix(results)
+    assert "nox -s grade -- 'reference/hermes:tool.single' --mode" not in html
+    assert [mode["rerun"] for mode in embedded_cells(html)["cells"][0]["modes"]] == [
+        "nox -s grade -- 'reference/hermes:tool.single' --mode batch",
+        "nox -s grade -- 'reference/hermes:tool.single' --mode tokens"]
 
 
 def test_passing_cells_carry_no_diff() -> None:
