@@ -14,10 +14,13 @@ import json
 import os
 import shlex
 import shutil
-from dataclasses import dataclass
+import sys
 from pathlib import Path
 
 import nox
+
+sys.path.insert(0, str(Path(__file__).parent))  # the engine registry: standard library only, importable here
+from contract.engines import ENGINES, EngineEntry  # noqa: E402
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_venv = "yes"
@@ -33,28 +36,6 @@ CHROMIUM = "/usr/bin/chromium"
 PINS = Path(os.environ.get("ENGINE_PINS_DIR", ROOT / "parsers" / "pins"))  # copied from ../shared/engines
 TORCH = "torch==2.13.0"  # the CPU build; the engines' own metadata would pull CUDA wheels
 
-
-@dataclass(frozen=True)
-class EngineInstall:
-    """What an engine's grade session installs before grading."""
-
-    requirement: str | None = None  # None: this project's own reference parsers
-    pinned: bool = True  # --no-deps with parsers/pins/<name>-<version>.pins.txt (and CPU torch, see `torch`)
-    harmony_vocab: bool = False  # grades Harmony through openai-harmony: needs o200k_base.tiktoken, offline
-    torch: bool = True  # the engine imports torch (CPU build); engines that do not skip the 700 MB install
-
-
-ENGINES: dict[str, EngineInstall] = {
-    "reference": EngineInstall(),
-    "vllm": EngineInstall("vllm==0.33.0", harmony_vocab=True),
-    "sglang": EngineInstall("sglang==0.5.23"),
-    # a small Rust wheel with one dependency (pydantic): installed normally, no pin file needed
-    "openai-harmony": EngineInstall("openai-harmony==0.0.8", pinned=False, harmony_vocab=True),
-    "lmdeploy": EngineInstall("lmdeploy==0.18.0"),
-    "vllm-mlx": EngineInstall("vllm-mlx==0.6.0", torch=False),
-    "dynamo": EngineInstall("ai-dynamo-runtime==1.6.1", torch=False),  # the Rust frontend, driven over HTTP
-    "transformers": EngineInstall("transformers==5.23.0", torch=False),
-}
 
 
 def _install(session: nox.Session, *args: str) -> None:
@@ -93,19 +74,18 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", *(session.posargs or ["-n", "2"]), success_codes=[0, 5], env=env)
 
 
-def _pins(session: nox.Session, requirement: str) -> Path:
-    name, version = requirement.split("==")
-    pins = PINS / f"{name}-{version}.pins.txt"
+def _pins(session: nox.Session, install: EngineEntry) -> Path:
+    assert install.pins_file is not None
+    pins = PINS / install.pins_file
     if not pins.exists():
         session.error(f"{pins}: pin file missing (set ENGINE_PINS_DIR to the folder holding it)")
     return pins
 
 
-def _install_pins(session: nox.Session, install: EngineInstall) -> None:
+def _install_pins(session: nox.Session, install: EngineEntry) -> None:
     """Everything the engine's parsers import, pinned, without dependency resolution (CPU torch if needed)."""
-    assert install.requirement is not None
     torch = [TORCH] if install.torch else []
-    _install(session, "--no-deps", *torch, "-r", str(_pins(session, install.requirement)))
+    _install(session, "--no-deps", *torch, "-r", str(_pins(session, install)))
 
 
 @nox.session
@@ -218,7 +198,7 @@ def _vocabularies(session: nox.Session, python: str = "python") -> dict[str, str
     return {"MATRIX_VOCABULARIES": str(cache)}
 
 
-def _vocab_env(session: nox.Session, install: EngineInstall, python: str = "python") -> dict[str, str]:
+def _vocab_env(session: nox.Session, install: EngineEntry, python: str = "python") -> dict[str, str]:
     """Every vocabulary an engine's grading needs: the families' real ones, and o200k for openai-harmony."""
     return {**_vocabularies(session, python), **(_harmony_vocab(session, python) if install.harmony_vocab else {})}
 
@@ -281,8 +261,7 @@ def gate(session: nox.Session) -> None:
 
 
 # known-broken and passing cells whose repros `nox -s repro -- --verify` checks, per engine
-REPRO_SAMPLE = {"vllm": (6, 3), "sglang": (6, 3), "openai-harmony": (2, 2), "lmdeploy": (6, 3), "vllm-mlx": (6, 3),
-                "dynamo": (6, 3), "transformers": (3, 2)}
+REPRO_SAMPLE = {name: entry.repro_sample for name, entry in ENGINES.items() if any(entry.repro_sample)}
 
 
 @nox.session(venv_backend="none")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Protocol
 
+from .engines import ENGINES
 from .family import Family
 from .model import Chunk, Delta, Message, RequestContext
 from .pipeline import Coverage
@@ -67,9 +68,7 @@ class EngineModule:
             return f"{self.name} is not installed here ({exc})"
 
 
-BUILTIN_ENGINES = {"reference": "parsers.reference", "vllm": "parsers.vllm", "sglang": "parsers.sglang",
-                   "openai-harmony": "parsers.openai_harmony", "lmdeploy": "parsers.lmdeploy",
-                   "vllm-mlx": "parsers.vllm_mlx", "dynamo": "parsers.dynamo", "transformers": "parsers.hf_transformers"}
+BUILTIN_ENGINES = {name: entry.module for name, entry in ENGINES.items()}  # name -> adapter module
 
 
 def engine_module(spec: str) -> EngineModule:

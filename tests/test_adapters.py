@@ -17,12 +17,14 @@ from contract.adapter import Engine
 from contract.assembly import assemble
 from contract.catalog import ANSWER, THOUGHT, case
 from contract.chunking import token_chunks
+from contract.engines import ENGINES
 from contract.family import Sample
 from contract.model import Message
 from contract.tokenizer import encode_markup, family_tokenizer, token_stream
 from fixtures import family
 
-ENGINE_MODULES = ("vllm", "sglang", "hf_transformers", "lmdeploy", "dynamo", "vllm_mlx")
+# every adapter of an installed engine but openai-harmony (graded on Harmony alone: tests/test_runs.py)
+ENGINE_MODULES = tuple(entry.package for entry in ENGINES.values() if entry.distribution and entry.name != "openai-harmony")
 REQUIRED = set(filter(None, os.environ.get("REQUIRE_ENGINES", "").split(",")))
 
 

@@ -1,0 +1,57 @@
+"""The engine registry (`contract/engines.py`) is the one place an engine is declared: the adapters, the pin
+files, README's engine table and the CI workflow's engine matrix all agree with it."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+from workflow import workflow
+
+from contract.adapter import BUILTIN_ENGINES
+from contract.engines import ENGINES
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _readme_engine_rows() -> dict[str, list[str]]:
+    """README's "Engines" table: first column -> the row's cells."""
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Engines\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| engine ")]
+    return {cells[0]: cells for cells in ([c.strip() for c in row.strip("|").split(" | ")] for row in rows)}
+
+
+def test_every_adapter_declares_the_name_it_is_registered_under() -> None:
+    for name, entry in ENGINES.items():
+        assert BUILTIN_ENGINES[name] == entry.module
+        assert name == importlib.import_module(entry.module).ENGINE  # importable with the engine absent
+
+
+def test_every_pinned_engine_has_its_pin_file() -> None:
+    for entry in ENGINES.values():
+        if entry.pins_file is not None:
+            assert (ROOT / "parsers" / "pins" / entry.pins_file).is_file(), entry.pins_file
+    pinned = {entry.pins_file for entry in ENGINES.values()}
+    assert {path.name for path in (ROOT / "parsers" / "pins").glob("*.pins.txt")} <= pinned
+
+
+def test_readme_lists_every_engine_with_its_version_adapter_and_parser_count() -> None:
+    rows = _readme_engine_rows()
+    wanted = {entry.title + (f" {entry.version}" if entry.version else ""): entry for entry in ENGINES.values()}
+    assert set(rows) == set(wanted)
+    for label, entry in wanted.items():
+        assert rows[label][1].startswith(f"`parsers/{entry.package}/`"), rows[label][1]
+        if entry.distribution:  # how many parsers it grades (the one's name, for an engine with one)
+            parsers = list(importlib.import_module(entry.module).MAPPING)
+            shown = parsers[0] if len(parsers) == 1 else str(len(parsers))
+            assert re.match(rf"{re.escape(shown)}\b", rows[label][2]), (label, rows[label][2], shown)
+    layout = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    for entry in ENGINES.values():
+        assert f"`{entry.package}/`" in layout, entry.package
+
+
+def test_the_ci_workflow_grades_every_engine() -> None:
+    matrix = workflow("conformance matrix")["jobs"]["grade"]["strategy"]["matrix"]
+    graded = set(matrix["engine"]) | {row["engine"] for row in matrix.get("include", [])}
+    assert graded == set(ENGINES)
