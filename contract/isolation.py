@@ -5,9 +5,10 @@ grades them in turn with an in-process `Grader` and answers with each record. Th
 the worker:
 
 - **hung**: one parser call (or the engine import) made no progress for `hang_after` seconds of the
-  worker's CPU time, or for `WALL_FACTOR` times that in wall time (a call blocked without using CPU).
-  CPU time does not stretch when the machine is busy, so a slow parser is never mistaken for a hung
-  one; the cell is `timeout`. The framework's own work between parser calls (rendering, building a
+  worker's CPU time, or for `WALL_FACTOR` times that in wall time spent off the run queue (a call blocked
+  without using CPU). Neither stretches when the machine is busy: CPU time counts only the worker's own
+  work, and the wall clock stops while the worker waits for a processor, so a slow or starved parser is
+  never mistaken for a hung one; the cell is `timeout`. The framework's own work between parser calls (rendering, building a
   tokenizer) is held to `FRAMEWORK_HANG` instead.
 - **crashed**: the worker died (a segfault, `abort()`, an interpreter error); the cell is `error`
   with the signal and the tail of the worker's stderr (faulthandler prints the Python stack there).
@@ -62,6 +63,15 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS  # utime, stime
 
 
+def _queued_seconds(pid: int) -> float:
+    """How long the worker's main thread has waited on a run queue for a processor (0 where the kernel does
+    not say)."""
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def _rss_mb(pid: int) -> float:
     return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * _PAGE / 2**20
 
@@ -77,7 +87,8 @@ class Watchdog:
     _since_cpu: float = 0.0
 
     def check(self, call: Call, seq: int, cpu: float, rss_mb: float, now: float) -> tuple[str, str] | None:
-        """(status, cause) when the worker must be stopped, else None."""
+        """(status, cause) when the worker must be stopped, else None; `now` is a clock that stands still
+        while the worker waits for a processor."""
         if call in (Call.LOAD, Call.BUILD):  # importing an engine is not the parser's growth
             self.baseline_mb = rss_mb
         bound = FRAMEWORK_HANG if call is Call.IDLE else self.limits.hang_after
@@ -319,10 +330,11 @@ class IsolatedGrader:
             return
         try:
             snapshot = Snapshot.read(worker.progress, chunk=False)
-            cpu, rss = _cpu_seconds(worker.process.pid), _rss_mb(worker.process.pid)
+            pid = worker.process.pid
+            cpu, rss, now = _cpu_seconds(pid), _rss_mb(pid), time.monotonic() - _queued_seconds(pid)
         except (OSError, IndexError, ValueError):  # exiting while we looked: the next poll says how
             return
-        stop = slot.watchdog.check(snapshot.call, snapshot.seq, cpu, rss, time.monotonic())
+        stop = slot.watchdog.check(snapshot.call, snapshot.seq, cpu, rss, now)
         if stop is not None:
             self._stop(slot, *stop)
 
