@@ -1,1 +1,45 @@
-"""Parsers under test: `reference/` (this project's own) and one adapter per external engine."""
+"""Parsers under test: `reference/` (this project's own) and one adapter per external engine.
+
+This module is the adapter's whole view of the project (`docs/adapters.md`): an adapter imports its own
+engine and what `__all__` names here, nothing else of `contract/`. Names whose modules are costly to import
+(the SDK behind `assemble`, the repro machinery) load when first used, so importing an adapter's `MAPPING`
+stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from contract.adapter import Engine, ParserFactory, ParserUnderTest, StreamSession
+from contract.family import Family, ReasoningStyle, Sample
+from contract.model import Chunk, Delta, Message, RequestContext, Tool, ToolCall, ToolCallDelta
+from contract.pipeline import Coverage, Pipeline, coverage, kept_in_content, mapping
+from contract.tokenizer import encode_markup, family_tokenizer, family_tokenizer_file
+
+from .hf import hf_tokenizer
+from .requests import USER, chat_request, messages, thinking_flags
+
+__all__ = [
+    # the protocol (contract.adapter)
+    "Engine", "ParserFactory", "ParserUnderTest", "StreamSession",
+    # what a parser is handed and returns (contract.model, contract.family)
+    "Family", "ReasoningStyle", "Sample",
+    "Chunk", "Delta", "Message", "RequestContext", "Tool", "ToolCall", "ToolCallDelta",
+    # a server's parser pairs and the registry's coverage (contract.pipeline)
+    "Coverage", "Pipeline", "coverage", "kept_in_content", "mapping",
+    # tokenizers of the current vocabulary tier (contract.tokenizer, parsers.hf)
+    "encode_markup", "family_tokenizer", "family_tokenizer_file", "hf_tokenizer",
+    # the request a client sends (parsers.requests)
+    "USER", "chat_request", "messages", "thinking_flags",
+    # loaded when first used
+    "EngineRepro", "HarmonyTokens", "assemble",
+]
+
+_LAZY = {"EngineRepro": "contract.repro", "HarmonyTokens": "parsers.harmony_tokens", "assemble": "contract.assembly"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'parsers' has no attribute {name!r}")

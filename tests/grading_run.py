@@ -23,12 +23,12 @@ class Run:
         return [c for c in self.results["cells"] if all(c[k] == v for k, v in match.items())]
 
 
-def grade(tmp: Path, *args: str, expectations: Path | None = None) -> Run:
+def grade(tmp: Path, *args: str, expectations: Path | None = None, env: dict[str, str] | None = None) -> Run:
     results = tmp / "results.json"
     command = [sys.executable, "-m", "pytest", "--grade", "tests/test_matrix.py", "-q", "-p", "no:randomly",
                "--results", str(results), "--expectations", str(expectations or tmp / "expectations"),
                "--no-html", *args]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
     output = done.stdout + done.stderr
     written = written_results(results)
     assert written is not None, f"no results file written:\n{output[-3000:]}"

@@ -169,7 +169,7 @@ def test_engine_tokenizer_keeps_the_family_marker_ids(engine: str) -> None:
     for name in {p.family for p in importlib.import_module(f"parsers.{engine}").PIPELINES.values()}:
         fam = family(name)
         ours = family_tokenizer(fam)
-        theirs = adapter._tokenizer(fam)
+        theirs = adapter.engine_tokenizer(fam)
         for marker in fam.special_tokens:
             [marker_id] = encode_markup(ours, marker)
             # an HF tokenizer, or a `tokenizers.Tokenizer` where the engine loads tokenizer.json itself (Dynamo)

@@ -3,6 +3,7 @@ files, README's engine table and the CI workflow's engine matrix all agree with 
 
 from __future__ import annotations
 
+import ast
 import importlib
 import re
 from pathlib import Path
@@ -55,3 +56,38 @@ def test_the_ci_workflow_grades_every_engine() -> None:
     matrix = workflow("conformance matrix")["jobs"]["grade"]["strategy"]["matrix"]
     graded = set(matrix["engine"]) | {row["engine"] for row in matrix.get("include", [])}
     assert graded == set(ENGINES)
+
+
+SURFACE_MODULES = {"parsers", "parsers.requests", "parsers.hf", "parsers.harmony_tokens"}  # what `parsers` exports
+
+
+def _imports(path: Path) -> set[str]:
+    """The modules a file imports, relative imports left out (they stay inside its own package)."""
+    tree = ast.parse(path.read_text(), str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module)
+    return found
+
+
+def test_adapters_import_their_engine_and_the_public_surface_alone() -> None:
+    """Every adapter (the reference's included) sees the project through `parsers` alone: no `contract` module,
+    no other adapter's package; `parsers.__all__` names what it may use, and all of it resolves."""
+    import parsers
+
+    root = Path(parsers.__file__).parent
+    offending = []
+    for path in sorted(root.rglob("*.py")):
+        name = ".".join(path.relative_to(root.parent).with_suffix("").parts).removesuffix(".__init__")
+        if name in SURFACE_MODULES:
+            continue
+        own = ".".join(name.split(".")[:2])
+        for module in _imports(path):
+            top = module.split(".")[0]
+            if top == "contract" or (top == "parsers" and module != "parsers" and not module.startswith(own)):
+                offending.append(f"{path.relative_to(root.parent)}: imports {module}")
+    assert offending == []
+    assert all(getattr(parsers, name) is not None for name in parsers.__all__)

@@ -8,8 +8,7 @@ Dynamo cell `skip`. Install with `nox -s "grade(engine='dynamo')"`.
 
 from __future__ import annotations
 
-from contract.adapter import Engine
-from contract.pipeline import Pipeline, mapping
+from parsers import Engine, Pipeline, mapping
 
 ENGINE = "dynamo"
 

@@ -23,15 +23,25 @@ from typing import Any
 from dynamo._core import get_reasoning_parser_names, get_tool_parser_names
 from tokenizers import Tokenizer
 
-from contract.adapter import Engine
-from contract.family import Family
-from contract.model import Chunk, Delta, Message, RequestContext
-from contract.pipeline import Pipeline, coverage, kept_in_content
-from contract.tokenizer import encode_markup, family_tokenizer, family_tokenizer_file
+from parsers import (
+    Chunk,
+    Delta,
+    Engine,
+    Family,
+    Message,
+    Pipeline,
+    RequestContext,
+    coverage,
+    encode_markup,
+    family_tokenizer,
+    family_tokenizer_file,
+    kept_in_content,
+    messages,
+    thinking_flags,
+)
 
 from .serving import Frontend, ModelSpec, Step
 
-_USER = {"role": "user", "content": "Please help."}
 UNATTRIBUTABLE = ("Dynamo's frontend emits nothing for an engine step its parsers hold, so a delta cannot be "
                   "attributed to the chunk that caused it without timing; every streamed delta is taken at the finish")
 
@@ -39,7 +49,7 @@ UNATTRIBUTABLE = ("Dynamo's frontend emits nothing for an engine step its parser
 _TOOL_ALIASES = {"qwen25": "hermes", "nemotron_nano": "qwen3_coder"}
 
 
-def _tokenizer(family: Family) -> Tokenizer:
+def engine_tokenizer(family: Family) -> Tokenizer:
     """The family tokenizer exactly as the frontend loads it (its tokenizer.json)."""
     return Tokenizer.from_file(str(family_tokenizer_file(family)))
 
@@ -55,9 +65,8 @@ def request_json(model: str, context: RequestContext, replay: str) -> dict[str, 
     """The chat request a client would send for this case; `replay` tells the worker what to generate."""
     request: dict[str, Any] = {
         "model": model,
-        "messages": list(context.history) or [_USER],
-        "chat_template_kwargs": {"thinking": context.thinking, "enable_thinking": context.thinking,
-                                 "prompt_tail": context.prompt_tail, "replay": replay},
+        "messages": messages(context),
+        "chat_template_kwargs": {**thinking_flags(context), "prompt_tail": context.prompt_tail, "replay": replay},
     }
     if context.tools:
         request.update(tools=[t.openai() for t in context.tools], tool_choice=context.tool_choice)

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contract.model import Chunk, Delta, Message, ToolCall, ToolCallDelta
+from parsers import Chunk, Delta, Message, ToolCall, ToolCallDelta
 
 HOST = "127.0.0.1"
 EOS_ID = 999_999  # Dynamo requires an eos id; one no replay ever emits

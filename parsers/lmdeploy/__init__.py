@@ -7,8 +7,7 @@ which makes every lmdeploy cell `skip`. Install with `nox -s "grade(engine='lmde
 
 from __future__ import annotations
 
-from contract.adapter import Engine
-from contract.pipeline import Pipeline, mapping
+from parsers import Engine, Pipeline, mapping
 
 ENGINE = "lmdeploy"
 

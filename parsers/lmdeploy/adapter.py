@@ -17,32 +17,33 @@ from typing import Any
 from lmdeploy.serve.parsers.reasoning_parser import ReasoningParserManager
 from lmdeploy.serve.parsers.tool_parser import ToolParserManager
 
-from contract.adapter import Engine
-from contract.family import Family
-from contract.model import Chunk, Delta, Message, RequestContext
-from contract.pipeline import Pipeline, coverage, kept_in_content
-from contract.tokenizer import encode_markup, family_tokenizer
+from parsers import (
+    Chunk,
+    Delta,
+    Engine,
+    Family,
+    Message,
+    Pipeline,
+    RequestContext,
+    chat_request,
+    coverage,
+    encode_markup,
+    family_tokenizer,
+    kept_in_content,
+)
 
 from .serving import MODEL, Server, Stream, hf_tokenizer
 
-_USER = {"role": "user", "content": "Please help."}
-
 
 @cache
-def _tokenizer(family: Family) -> Any:
+def engine_tokenizer(family: Family) -> Any:
     """The family's offline tokenizer as the HF tokenizer lmdeploy's engine holds."""
     return hf_tokenizer(family_tokenizer(family))
 
 
 def request_json(context: RequestContext) -> dict[str, Any]:
-    """The chat request a client would send for this case, as JSON."""
-    return {
-        "model": MODEL,
-        "messages": list(context.history) or [_USER],
-        "tools": [t.openai() for t in context.tools] or None,
-        "tool_choice": context.tool_choice,
-        "chat_template_kwargs": {"thinking": context.thinking, "enable_thinking": context.thinking},
-    }
+    """The chat request a client would send for this case, as JSON (its `tool_choice` even without tools)."""
+    return chat_request(context, model=MODEL, choice_without_tools=context.tool_choice)
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class LmdeployParser:
 
     @cached_property
     def server(self) -> Server:
-        return Server(self.pipeline.tool, self.pipeline.reasoning, _tokenizer(self.family))
+        return Server(self.pipeline.tool, self.pipeline.reasoning, engine_tokenizer(self.family))
 
     def prompt_ids(self, context: RequestContext) -> list[int]:
         return encode_markup(family_tokenizer(self.family), context.prompt_tail)

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 
-from contract.family import Sample
-from contract.repro import EngineRepro
-from contract.tokenizer import family_tokenizer
+from parsers import EngineRepro, Sample, family_tokenizer
 
 from . import serving
 from .adapter import LmdeployParser, request_json

@@ -34,7 +34,7 @@ from lmdeploy.serve.parsers import ResponseParserManager
 from lmdeploy.tokenizer import DetokenizeState, HuggingFaceTokenizer
 from transformers import PreTrainedTokenizerFast
 
-from contract.model import Delta, Message, ToolCall, ToolCallDelta
+from parsers import Delta, Message, ToolCall, ToolCallDelta
 
 MODEL = "served-model"  # the name the server was started with; requests name it
 

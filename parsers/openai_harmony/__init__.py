@@ -8,7 +8,7 @@ its vocabulary is missing, which makes every cell `skip`. The o200k_harmony enco
 
 from __future__ import annotations
 
-from contract.adapter import Engine
+from parsers import Engine
 
 ENGINE = "openai-harmony"
 MAPPING: dict[str, str | None] = {"harmony": "harmony"}  # parser under test -> family

@@ -17,10 +17,7 @@ from typing import Any
 
 from openai_harmony import HarmonyEncodingName, HarmonyError, load_harmony_encoding
 
-from contract.adapter import Engine
-from contract.family import Family
-from contract.model import Chunk, Delta, Message, RequestContext
-from parsers.harmony_tokens import HarmonyTokens
+from parsers import Chunk, Delta, Engine, Family, HarmonyTokens, Message, RequestContext
 
 from . import serving
 from .vocab import FILENAME

@@ -5,9 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 from collections.abc import Sequence
 
-from contract.family import Sample
-from contract.model import Chunk
-from contract.repro import EngineRepro
+from parsers import Chunk, EngineRepro, Sample
 
 from . import serving
 from .adapter import OpenAIHarmonyParser

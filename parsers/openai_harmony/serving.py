@@ -22,7 +22,7 @@ from typing import Any
 
 from openai_harmony import Role, StreamableParser
 
-from contract.model import Delta, Message, ToolCall, ToolCallDelta
+from parsers import Delta, Message, ToolCall, ToolCallDelta
 
 
 def _call_id() -> str:

@@ -6,10 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
-from contract.adapter import Engine, ParserFactory
-from contract.assembly import assemble
-from contract.family import Family
-from contract.model import Chunk, Delta, Message, RequestContext
+from parsers import Chunk, Delta, Engine, Family, Message, ParserFactory, RequestContext, assemble
 
 from .families import modules
 from .machine import Grammar, Machine

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from contract.model import Delta, ToolCallDelta
+from parsers import Delta, ToolCallDelta
 
 
 @dataclass

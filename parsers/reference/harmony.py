@@ -19,9 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from contract.assembly import assemble
-from contract.family import Family
-from contract.model import Chunk, Delta, Message, RequestContext
+from parsers import Chunk, Delta, Family, Message, RequestContext, assemble
 
 from .calls import Emitter, PartialCall
 from .scan import JsonStrings, find_first, partial_tail

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
-from contract.family import ReasoningStyle
-from contract.model import Delta, RequestContext
+from parsers import Delta, ReasoningStyle, RequestContext
 
 from .calls import Emitter, PartialCall
 from .scan import find_first, partial_tail

@@ -12,7 +12,7 @@ import ast
 import json
 from typing import Any
 
-from contract.model import RequestContext
+from parsers import RequestContext
 
 _TYPES = ("string", "integer", "number", "boolean", "object", "array", "null")
 

@@ -6,8 +6,7 @@ which makes every SGLang cell `skip`. Install with `nox -s "grade(engine='sglang
 
 from __future__ import annotations
 
-from contract.adapter import Engine
-from contract.pipeline import Pipeline, mapping
+from parsers import Engine, Pipeline, mapping
 
 ENGINE = "sglang"
 

@@ -11,39 +11,35 @@ from __future__ import annotations
 import importlib.metadata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cached_property
 from typing import Any
 
 from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest
 from sglang.srt.function_call.function_call_parser import FunctionCallParser
 from sglang.srt.parser.reasoning_parser import ReasoningParser
-from transformers import PreTrainedTokenizerFast
 
-from contract.adapter import Engine
-from contract.family import Family
-from contract.model import Chunk, Delta, Message, RequestContext
-from contract.pipeline import Pipeline, coverage, kept_in_content
-from contract.tokenizer import family_tokenizer
+from parsers import (
+    Chunk,
+    Delta,
+    Engine,
+    Family,
+    Message,
+    Pipeline,
+    RequestContext,
+    chat_request,
+    coverage,
+    hf_tokenizer,
+    kept_in_content,
+)
 
 from .serving import Server, Stream
 
-_USER = {"role": "user", "content": "Please help."}
-
-
-@cache
-def _tokenizer(family: Family) -> Any:
-    return PreTrainedTokenizerFast(tokenizer_object=family_tokenizer(family))
+engine_tokenizer = hf_tokenizer  # the tokenizer the server holds
 
 
 def request_json(context: RequestContext) -> dict[str, Any]:
-    """The chat request a client would send for this case, as JSON."""
-    return {
-        "model": "graded",
-        "messages": list(context.history) or [_USER],
-        "tools": [t.openai() for t in context.tools] or None,
-        "tool_choice": context.tool_choice if context.tools else "none",
-        "chat_template_kwargs": {"thinking": context.thinking, "enable_thinking": context.thinking},
-    }
+    """The chat request a client would send for this case, as JSON (no tools: `tool_choice` "none")."""
+    return chat_request(context, choice_without_tools="none")
 
 
 @dataclass(frozen=True)
@@ -53,7 +49,7 @@ class SglangParser:
 
     @cached_property
     def server(self) -> Server:
-        return Server(self.pipeline.tool, self.pipeline.reasoning, _tokenizer(self.family))
+        return Server(self.pipeline.tool, self.pipeline.reasoning, engine_tokenizer(self.family))
 
     def force_reasoning(self, context: RequestContext) -> bool:
         return self.family.reasoning is not None and self.family.reasoning.prefilled(context)

@@ -29,7 +29,7 @@ from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest
 from sglang.srt.function_call.function_call_parser import FunctionCallParser
 from sglang.srt.parser.reasoning_parser import ReasoningParser
 
-from contract.model import Delta, Message, ToolCall, ToolCallDelta
+from parsers import Delta, Message, ToolCall, ToolCallDelta
 
 
 def history_calls(request: ChatCompletionRequest) -> int:

@@ -8,8 +8,7 @@ reasoning "parser". Importable without transformers: `load()` raises ImportError
 
 from __future__ import annotations
 
-from contract.adapter import Engine
-from contract.pipeline import Pipeline, mapping
+from parsers import Engine, Pipeline, mapping
 
 ENGINE = "transformers"
 

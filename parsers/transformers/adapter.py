@@ -11,21 +11,28 @@ from __future__ import annotations
 import importlib.metadata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cached_property
 from typing import Any
 
-from transformers import PreTrainedTokenizerFast
 from transformers.cli.serving.utils import _RESPONSE_TEMPLATE_FALLBACKS
 
-from contract.adapter import Engine
-from contract.family import Family
-from contract.model import Chunk, Delta, Message, RequestContext
-from contract.pipeline import Pipeline, coverage, kept_in_content
-from contract.tokenizer import encode_markup, family_tokenizer
+from parsers import (
+    Chunk,
+    Delta,
+    Engine,
+    Family,
+    Message,
+    Pipeline,
+    RequestContext,
+    chat_request,
+    coverage,
+    encode_markup,
+    family_tokenizer,
+    hf_tokenizer,
+    kept_in_content,
+)
 
 from .serving import Server, Stream
-
-_USER = {"role": "user", "content": "Please help."}
 
 # the chat template's rendering of a one-message conversation up to the generation point, per model type
 # (the response template's `start_anchor` ends it)
@@ -36,20 +43,12 @@ PROMPTS = {
 }
 
 
-@cache
-def _tokenizer(family: Family) -> Any:
-    return PreTrainedTokenizerFast(tokenizer_object=family_tokenizer(family))
+engine_tokenizer = hf_tokenizer  # the tokenizer the server holds
 
 
 def request_json(context: RequestContext) -> dict[str, Any]:
-    """The chat request a client would send for this case, as JSON."""
-    return {
-        "model": "graded",
-        "messages": list(context.history) or [_USER],
-        "tools": [t.openai() for t in context.tools] or None,
-        "tool_choice": context.tool_choice if context.tools else None,
-        "chat_template_kwargs": {"enable_thinking": context.thinking},
-    }
+    """The chat request a client would send for this case, as JSON (the templates read `enable_thinking`)."""
+    return {**chat_request(context), "chat_template_kwargs": {"enable_thinking": context.thinking}}
 
 
 @dataclass(frozen=True)
@@ -60,7 +59,7 @@ class TransformersParser:
     @cached_property
     def server(self) -> Server:
         assert self.pipeline.tool is not None
-        return Server(self.pipeline.tool, _tokenizer(self.family))
+        return Server(self.pipeline.tool, engine_tokenizer(self.family))
 
     def prompt_ids(self, context: RequestContext) -> list[int]:
         assert self.pipeline.tool is not None

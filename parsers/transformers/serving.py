@@ -36,7 +36,7 @@ from transformers.cli.serving.utils import (
     ToolCall as ServedCall,
 )
 
-from contract.model import Delta, Message, ToolCall, ToolCallDelta
+from parsers import Delta, Message, ToolCall, ToolCallDelta
 
 
 @dataclass(frozen=True)

@@ -14,39 +14,41 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import Any
 
-from transformers import PreTrainedTokenizerFast
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
 from vllm.entrypoints.openai.parser.harmony_utils import get_encoding
 from vllm.reasoning import ReasoningParserManager
 from vllm.tokenizers.hf import get_cached_tokenizer
 from vllm.tool_parsers import ToolParserManager
 
-from contract.adapter import Engine
-from contract.family import Family
-from contract.model import Chunk, Delta, Message, RequestContext
-from contract.pipeline import Pipeline, coverage, kept_in_content
-from contract.tokenizer import encode_markup, family_tokenizer
-from parsers.harmony_tokens import HarmonyTokens
+from parsers import (
+    Chunk,
+    Delta,
+    Engine,
+    Family,
+    HarmonyTokens,
+    Message,
+    Pipeline,
+    RequestContext,
+    chat_request,
+    coverage,
+    encode_markup,
+    family_tokenizer,
+    hf_tokenizer,
+    kept_in_content,
+)
 
 from .serving import HarmonyTokenizer, Prepared, Server, Stream
 
-_USER = {"role": "user", "content": "Please help."}
-
 
 @cache
-def _tokenizer(family: Family) -> Any:
+def engine_tokenizer(family: Family) -> Any:
     """The family's offline tokenizer as the HF fast tokenizer vLLM's renderer would hold."""
-    return get_cached_tokenizer(PreTrainedTokenizerFast(tokenizer_object=family_tokenizer(family)))
+    return get_cached_tokenizer(hf_tokenizer(family))
 
 
 def request_json(context: RequestContext) -> dict[str, Any]:
-    """The chat request a client would send for this case, as JSON."""
-    return {
-        "messages": list(context.history) or [_USER],
-        "tools": [t.openai() for t in context.tools] or None,
-        "tool_choice": context.tool_choice if context.tools else None,
-        "chat_template_kwargs": {"thinking": context.thinking, "enable_thinking": context.thinking},
-    }
+    """The chat request a client would send for this case, as JSON (vLLM's request needs no model name)."""
+    return chat_request(context, model=None)
 
 
 class _FamilyIds:
@@ -78,7 +80,7 @@ class VllmParser:
 
     @cached_property
     def server(self) -> Server:
-        return Server(self.pipeline.tool, self.pipeline.reasoning, _tokenizer(self.family))
+        return Server(self.pipeline.tool, self.pipeline.reasoning, engine_tokenizer(self.family))
 
     def prompt_ids(self, context: RequestContext) -> list[int]:
         return encode_markup(family_tokenizer(self.family), context.prompt_tail)

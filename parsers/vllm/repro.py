@@ -5,10 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 from collections.abc import Sequence
 
-from contract.family import Sample
-from contract.model import Chunk
-from contract.repro import EngineRepro
-from contract.tokenizer import family_tokenizer
+from parsers import Chunk, EngineRepro, Sample, family_tokenizer
 
 from . import serving
 from .adapter import VllmHarmonyParser, VllmParser, request_json

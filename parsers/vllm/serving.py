@@ -27,7 +27,7 @@ from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamP
 from vllm.entrypoints.serve.utils.tool_calls_utils import resolve_finish_reason
 from vllm.parser.parser_manager import ParserManager
 
-from contract.model import Delta, Message, ToolCall, ToolCallDelta
+from parsers import Delta, Message, ToolCall, ToolCallDelta
 
 
 @dataclass(frozen=True)

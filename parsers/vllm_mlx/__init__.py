@@ -7,8 +7,7 @@ ImportError where it is absent, which makes every vllm-mlx cell `skip`. Install 
 
 from __future__ import annotations
 
-from contract.adapter import Engine
-from contract.pipeline import Pipeline, mapping
+from parsers import Engine, Pipeline, mapping
 
 ENGINE = "vllm-mlx"
 

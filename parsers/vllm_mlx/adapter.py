@@ -18,20 +18,27 @@ from transformers import PreTrainedTokenizerFast
 from vllm_mlx import reasoning as mlx_reasoning
 from vllm_mlx.tool_parsers import ToolParserManager
 
-from contract.adapter import Engine
-from contract.family import Family
-from contract.model import Chunk, Delta, Message, RequestContext
-from contract.pipeline import Pipeline, coverage, kept_in_content
-from contract.tokenizer import family_tokenizer
+from parsers import (
+    Chunk,
+    Delta,
+    Engine,
+    Family,
+    Message,
+    Pipeline,
+    RequestContext,
+    chat_request,
+    coverage,
+    family_tokenizer,
+    kept_in_content,
+)
 
 from .serving import Server, Stream
 
-_USER = {"role": "user", "content": "Please help."}
 PROMPT = "<|user|>\nPlease help.\n<|assistant|>\n"  # the rendered prompt, before the case's tail
 
 
 @cache
-def _tokenizer(family: Family) -> Any:
+def engine_tokenizer(family: Family) -> Any:
     """The family's tokenizer as the HF fast tokenizer mlx-lm wraps. mlx-lm's detokenizer maps the whole
     vocabulary for every request (0.2 s a time on a real 151k vocabulary): the dict is built once here."""
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=family_tokenizer(family))
@@ -42,13 +49,7 @@ def _tokenizer(family: Family) -> Any:
 
 def request_json(context: RequestContext) -> dict[str, Any]:
     """The chat request a client would send for this case, as JSON."""
-    return {
-        "model": "graded",
-        "messages": list(context.history) or [_USER],
-        "tools": [t.openai() for t in context.tools] or None,
-        "tool_choice": context.tool_choice if context.tools else None,
-        "chat_template_kwargs": {"thinking": context.thinking, "enable_thinking": context.thinking},
-    }
+    return chat_request(context)
 
 
 def prompt(context: RequestContext) -> str:
@@ -73,7 +74,7 @@ class VllmMlxParser:
 
     @cached_property
     def server(self) -> Server:
-        return Server(self.pipeline.tool, self.pipeline.reasoning, _tokenizer(self.family))
+        return Server(self.pipeline.tool, self.pipeline.reasoning, engine_tokenizer(self.family))
 
     def output_text(self, text: str, token_ids: tuple[int, ...] | None) -> str:
         """What the engine's detokenizer makes of the generated ids (the text itself without ids)."""

@@ -47,7 +47,7 @@ from vllm_mlx.api.utils import clean_output_text
 from vllm_mlx.engine.base import GenerationOutput
 from vllm_mlx.reasoning import get_parser as get_reasoning_parser
 
-from contract.model import Delta, Message, ToolCall, ToolCallDelta
+from parsers import Delta, Message, ToolCall, ToolCallDelta
 
 MAX_TOKENS = 4096  # the request's budget: larger than any sample, so only the sample's own stop counts
 

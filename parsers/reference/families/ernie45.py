@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from contract.model import RequestContext
 from fixtures.families import ernie45 as f
+from parsers import RequestContext
 
 from ..grammars.content_block import ContentBlock, ContentBlockSpec
 from ..grammars.json_block import JsonBlock, JsonBlockSpec

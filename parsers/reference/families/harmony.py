@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from contract.adapter import ParserUnderTest
-from contract.family import Family
+from parsers import Family, ParserUnderTest
 
 from ..harmony import HarmonyParser
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from contract.model import RequestContext, Tool
 from fixtures.families import kimi_k2 as f
+from parsers import RequestContext, Tool
 
 from ..grammars.delimited import DelimitedSpec, Head, _At
 from ..machine import Grammar

@@ -6,8 +6,8 @@ explanation first, then the JSON); JSON quoted in the middle of an answer stays 
 
 from __future__ import annotations
 
-from contract.model import RequestContext
 from fixtures.families import llama3_json as f
+from parsers import RequestContext
 
 from ..grammars.json_array import JsonArray, JsonArraySpec, TrailingCalls
 from ..machine import Grammar, SectionCodec

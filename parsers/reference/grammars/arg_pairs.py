@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from enum import Enum
 
-from contract.model import RequestContext
+from parsers import RequestContext
 
 from ..calls import PartialCall
 from ..values import declared_type

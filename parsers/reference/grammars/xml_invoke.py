@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from contract.model import RequestContext
+from parsers import RequestContext
 
 from ..calls import PartialCall
 from ..values import convert, declared_type, streams_as_string

@@ -1,0 +1,19 @@
+"""The family's tokenizer as the Hugging Face fast tokenizer most engines hold (imports `transformers`, which
+every engine that calls this has among its own dependencies; importing this module imports nothing)."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from contract.family import Family
+from contract.tokenizer import family_tokenizer
+
+
+@cache
+def hf_tokenizer(family: Family) -> Any:
+    """A `PreTrainedTokenizerFast` over the family's tokenizer of the current tier, built once per family and
+    shared: an adapter that must change it builds its own."""
+    from transformers import PreTrainedTokenizerFast
+
+    return PreTrainedTokenizerFast(tokenizer_object=family_tokenizer(family))

@@ -1,0 +1,38 @@
+"""The chat request a client would send for a case: the glue every adapter that builds a server request shares.
+
+An engine's server is driven the way a client drives it, so an adapter turns the case's `RequestContext`
+into the body of `POST /v1/chat/completions` and hands that (or the engine's request type built from it)
+to the code the server runs. Engines differ in a few defaults, which the arguments name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contract.model import RequestContext
+
+USER = {"role": "user", "content": "Please help."}  # the conversation when the case brings no history
+
+
+def messages(context: RequestContext) -> list[dict[str, Any]]:
+    """The case's conversation, or one user turn."""
+    return list(context.history) or [USER]
+
+
+def thinking_flags(context: RequestContext) -> dict[str, Any]:
+    """`chat_template_kwargs` turning thinking on or off, under both names templates read."""
+    return {"thinking": context.thinking, "enable_thinking": context.thinking}
+
+
+def chat_request(context: RequestContext, *, model: str | None = "graded",
+                 choice_without_tools: str | None = None) -> dict[str, Any]:
+    """The request body: `model` (left out when None), the conversation, the case's tools (None without),
+    its `tool_choice` (`choice_without_tools` when it has no tools) and the thinking flags."""
+    request: dict[str, Any] = {} if model is None else {"model": model}
+    request.update(
+        messages=messages(context),
+        tools=[t.openai() for t in context.tools] or None,
+        tool_choice=context.tool_choice if context.tools else choice_without_tools,
+        chat_template_kwargs=thinking_flags(context),
+    )
+    return request
