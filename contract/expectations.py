@@ -36,8 +36,8 @@ from typing import Any
 
 from .catalog import CATALOG
 from .chunking import MODES
+from .outcome import RECORDED
 
-FAILING = ("fail", "changed", "error", "timeout")
 EVERY_MODE = "*"
 TIERS: dict[str, tuple[str, ...]] = {
     tier: tuple(m.name for m in MODES if m.tier == tier) for tier in dict.fromkeys(m.tier for m in MODES)
@@ -319,7 +319,7 @@ def update(path: Path, engine: str, cells: Iterable[Mapping[str, Any]]) -> tuple
                 del entries[key]
             signatures.pop((*key, mode), None)
             removed += 1
-        elif cell["outcome"] in FAILING:
+        elif cell["outcome"] in RECORDED:
             current = cell["signature"]
             if entry is None:
                 entries[key] = KnownBroken(*key, modes=(mode,), reason=_untriaged_reason(current["checks"]),

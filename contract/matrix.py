@@ -18,6 +18,7 @@ from .adapter import EngineModule, engine_module
 from .catalog import CATALOG, case
 from .chunking import MODES, Mode, mode
 from .family import NotApplicable, Unimplemented
+from .outcome import GRADED
 from .tokenizer import vocabulary_label
 
 
@@ -102,7 +103,6 @@ def plan(
 
 
 SLOWDOWN_MODES = ("batch", "tokens")  # where a parser's CPU time is set against the reference parser's
-GRADED = ("pass", "fail", "error", "timeout")  # statuses a KnownBroken entry can speak to
 
 
 def graded_mapping(module: EngineModule) -> dict[str, str | None]:

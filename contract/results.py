@@ -20,8 +20,6 @@ from typing import IO, Any
 
 from reports.load import write_results
 
-FAILS_RUN = ("fail", "fixed", "changed", "unimplemented", "error", "timeout")
-
 
 def parts_dir(results: Path) -> Path:
     """Where one run's processes log their records: its own folder beside the results file."""

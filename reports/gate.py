@@ -20,12 +20,11 @@ from typing import Any
 
 from tabulate import tabulate
 
+from contract.outcome import FAILING, PASSING
 from reports.merge import load_merged
 from reports.summary import cell_vocabulary
 from reports.text import inert_markdown, inert_terminal
 
-PASSING = frozenset({"pass", "fixed"})
-FAILING = frozenset({"fail", "xfail", "changed", "error", "timeout"})
 # Transition kinds, most urgent first; the first two fail the gate.
 KINDS = ("regression", "changed", "improvement", "new", "removed")
 FAILS_GATE = frozenset({"regression", "changed"})

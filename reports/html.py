@@ -12,6 +12,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
+from contract.outcome import SEVERITY
 from reports.coverage import engine_coverage
 from reports.load import MODES, OUTCOMES
 from reports.schema import rerun_of
@@ -33,7 +34,6 @@ from reports.summary import (
     score,
 )
 
-SEVERITY = ("error", "timeout", "unimplemented", "changed", "fixed", "fail", "xfail", "skip", "pass", "n/a")
 SYMBOLS = {
     "pass": "✓",
     "fail": "✗",

@@ -7,10 +7,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+from contract.outcome import FAILS_RUN as RUN_FAILING
+from contract.outcome import OUTCOMES
 from reports.schema import READABLE, SHARED, compact, expand
 
-OUTCOMES = ("pass", "fail", "xfail", "fixed", "changed", "n/a", "unimplemented", "error", "timeout", "skip")
-RUN_FAILING = frozenset({"fail", "fixed", "changed", "unimplemented", "error", "timeout"})
+__all__ = ["MODES", "OUTCOMES", "RUN_FAILING", "load_results", "write_results"]
 MODES = (
     "batch",
     "whole",

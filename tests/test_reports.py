@@ -829,3 +829,16 @@ def test_reports_say_which_vocabulary_each_family_was_tokenized_on() -> None:
     assert f'title="vllm/hermes · tokenized on {real}"' in html
     rows = {row["parser"]: row["vocabulary"] for row in parser_scores(make_results(cells))}
     assert rows == {"reference/hermes": real, "reference/kimi_k2": "synthetic", "vllm/hermes": real}
+
+
+def test_every_outcome_has_a_rank_a_symbol_and_a_meaning() -> None:
+    """The outcome vocabulary is declared once (`contract.outcome`); what the page shows covers all of it,
+    and the sets partition it as judging and the gate read them."""
+    from contract.outcome import FAILING, FAILS_RUN, GRADED, OUTCOMES, PASSING, RECORDED, Outcome
+    from reports.html import MEANINGS, SYMBOLS
+
+    assert set(SEVERITY) == set(OUTCOMES) == set(SYMBOLS) == set(MEANINGS) == set(Outcome)
+    assert not PASSING & FAILING and RECORDED < FAILING
+    assert GRADED - RECORDED == {Outcome.PASS}  # noqa: SIM300 - the set difference is the subject
+    assert Outcome.XFAIL not in FAILS_RUN and Outcome.FIXED in FAILS_RUN  # a fix needs its entry edited
+    assert json.dumps({"outcome": Outcome.NOT_APPLICABLE}) == '{"outcome": "n/a"}'
