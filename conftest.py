@@ -23,11 +23,12 @@ from typing import Any
 
 import pytest
 
+import fixtures
 from contract import expectations
 from contract import results as results_file
 from contract.adapter import BUILTIN_ENGINES, engine_module
 from contract.catalog import CATALOG
-from contract.family import NotApplicable, Unimplemented
+from contract.family import Family, NotApplicable, Unimplemented
 from contract.isolation import IsolatedGrader, Limits
 from contract.matrix import Cell, CellGroup, grouped, parse_shard, parser_names, plan, settled, shard
 from contract.profiles import CI, EXAMPLES
@@ -119,7 +120,7 @@ def _groups(config: pytest.Config) -> list[CellGroup]:
     """The run's (parser, case) groups, in plan order; a shard's part of them. Planned once per run."""
     if _GROUPS not in config.stash:
         cells = plan(_engines(config), config.getoption("--family"), config.getoption("--mode"),
-                     config.getoption("--case"))
+                     config.getoption("--case"), registry=all_families())
         config.stash[_GROUPS] = shard(grouped(cells), _shard(config))
     return config.stash[_GROUPS]
 
@@ -220,9 +221,10 @@ def grader(request: pytest.FixtureRequest, record_log: results_file.RecordLog):
     """The pool of parser workers, told every group the session will ask for, in order."""
     config = request.config
     limits = Limits(config.getoption("--hang-after"), config.getoption("--memory-limit"))
-    isolated = IsolatedGrader(_profile(config), limits, config.stash[_WORKERS])
+    isolated = IsolatedGrader(_profile(config), limits, config.stash[_WORKERS], families=fixtures.__name__)
     groups = [item.callspec.params["group"] for item in request.session.items if hasattr(item, "callspec")]
-    isolated.plan([g.cells for g in groups if not all(settled(cell) for cell in g.cells)])
+    families = all_families()
+    isolated.plan([g.cells for g in groups if not all(settled(cell, families) for cell in g.cells)])
     yield isolated
     isolated.close()
     record_log.parser_cpu(isolated.spent_s)
@@ -243,13 +245,23 @@ def known(pytestconfig: pytest.Config):
 
 
 @pytest.fixture(scope="session")
-def other_tier(pytestconfig: pytest.Config):
-    """The other vocabulary tier's expectations of an engine (None with --expectations, or without a file):
-    they tell which tier a failure needs."""
+def families() -> dict[str, Family]:
+    """The families the run grades, by name."""
+    return all_families()
+
+
+@pytest.fixture(scope="session")
+def other_tier(pytestconfig: pytest.Config, families: dict[str, Family]):
+    """The other vocabulary tier's expectations of a cell's engine, where the two tiers grade its family on
+    different tokens (None with --expectations, or without a file): they tell which tier a failure needs."""
     tier = SYNTHETIC if pytestconfig.getoption("--vocabulary") == REAL else REAL
     loaded: dict[str, tuple[str, expectations.Expectations] | None] = {}
 
-    def of(engine: str) -> tuple[str, expectations.Expectations] | None:
+    def of(cell: Cell) -> tuple[str, expectations.Expectations] | None:
+        graded_on = families.get(cell.family or "")
+        if graded_on is None or not graded_on.tiered:
+            return None
+        engine = cell.engine_name
         if engine not in loaded:
             path = expectations_dir(tier) / f"{engine}.toml"
             custom = pytestconfig.getoption("--expectations")
@@ -342,7 +354,7 @@ def _document(config: pytest.Config, parts: results_file.Parts) -> dict[str, Any
     started, clock = config.stash[_STARTED]
     from contract.grader import Grader  # loads the engines: only now, for their versions and registries
 
-    grader = Grader()
+    grader = Grader(families=all_families())
     engines: dict[str, Any] = {}
     parsers: dict[str, dict[str, Any]] = {}
     for spec in _engines(config):

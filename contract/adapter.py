@@ -68,6 +68,24 @@ class EngineModule:
             return f"{self.name} is not installed here ({exc})"
 
 
+@dataclass(frozen=True)
+class EngineRepro:
+    """What an adapter contributes to a repro: its imports, its serving code and the two entry points.
+
+    `code` defines `run_batch() -> Message` and `run_stream(chunks) -> list[Delta] per chunk + final`
+    (see `contract.cli.repro.MAIN`); `sources` are this project's own serving modules, inlined without their
+    imports of this project; `files` are written beside the repro (e.g. the tokenizer as JSON);
+    `chunk_ids` turns a chunking into the ids the engine receives per chunk (None: the chunk's own).
+    """
+
+    requirement: str
+    imports: tuple[str, ...]
+    sources: tuple[ModuleType, ...]
+    code: str
+    files: dict[str, str] = field(default_factory=dict)
+    chunk_ids: Callable[[Sequence[Chunk]], tuple[list[list[int]], list[int]]] | None = None
+
+
 BUILTIN_ENGINES = {name: entry.module for name, entry in ENGINES.items()}  # name -> adapter module
 
 

@@ -12,20 +12,19 @@ parsers themselves spend), so the draws of every (family, case, mode, vocabulary
 `fixtures/drawn_chunkings.jsonl`, one line per input: its key, a fingerprint of what the draw depends
 on (the strategy's input, the number of examples, hypothesis's version) and the cuts. An entry whose
 fingerprint does not match (a sample rendered differently, a new case, another hypothesis) is drawn
-anew, with the same result, only slower; `python -m contract.drawn --update` rewrites the file and
+anew, with the same result, only slower; `python -m contract.cli.draws --update` rewrites the file and
 `--check` (a test) says what is stale.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import hypothesis
 from hypothesis import HealthCheck, given, seed
@@ -33,8 +32,10 @@ from hypothesis import settings as Settings
 from hypothesis import strategies as st
 
 from .chunking import Mode, boundary_cuts, marker_char_positions, mode
-from .profiles import CI, profile
 from .tokenizer import TokenStream
+
+if TYPE_CHECKING:
+    from .family import Family
 
 STORE = Path(__file__).resolve().parents[1] / "fixtures" / "drawn_chunkings.jsonl"
 GENERATED = ("random", "chars")
@@ -134,10 +135,8 @@ def drawn(draw: Draw, settings: Settings) -> tuple[Cuts, ...]:
 # ---------------------------------------------------------------- keeping the store current
 
 
-def every_draw(tiers: Iterable[str]) -> list[Draw]:
-    """The draws of every Sample of every family in these vocabulary tiers (both tiers: one store)."""
-    from fixtures import all_families
-
+def every_draw(families: Iterable[Family], tiers: Iterable[str]) -> list[Draw]:
+    """The draws of every Sample of these families in these vocabulary tiers (both tiers: one store)."""
     from .catalog import CATALOG
     from .family import Sample
     from .tokenizer import family_stream, use_vocabulary, vocabulary_tier
@@ -147,7 +146,7 @@ def every_draw(tiers: Iterable[str]) -> list[Draw]:
     try:
         for tier in tiers:
             use_vocabulary(tier)
-            for family in all_families().values():
+            for family in families:
                 for the_case in CATALOG:
                     sample = family.sample(the_case)
                     if not isinstance(sample, Sample):
@@ -179,31 +178,3 @@ def write(draws: Sequence[Draw], settings: Settings) -> None:
         lines.append(json.dumps([draw.key, fingerprint, [list(c) for c in cuts]], separators=(",", ":")))
     STORE.write_text("\n".join(lines) + "\n", encoding="utf-8")
     _stored.cache_clear()
-
-
-def main(argv: list[str] | None = None) -> int:
-    from .tokenizer import TIERS
-
-    parser = argparse.ArgumentParser(prog="python -m contract.drawn", description=__doc__.split("\n\n")[0])
-    action = parser.add_mutually_exclusive_group(required=True)
-    action.add_argument("--check", action="store_true", help="exit 1 when the store lacks or holds stale draws")
-    action.add_argument("--update", action="store_true", help="draw what is missing and rewrite the store")
-    args = parser.parse_args(argv)
-    settings = profile(CI)
-    draws = every_draw(TIERS)
-    missing, unused = stale(draws, settings)
-    if args.check:
-        if missing or unused:
-            shown = ", ".join(d.key for d in missing[:5]) + (" …" if len(missing) > 5 else "")
-            print(f"{STORE}: {len(missing)} draws missing ({shown}), {unused} unused: run "
-                  "`python -m contract.drawn --update`", file=sys.stderr)
-            return 1
-        print(f"{STORE}: current ({len(draws)} draws)")
-        return 0
-    write(draws, settings)
-    print(f"{STORE}: {len(draws)} draws ({len(missing)} drawn now, {unused} dropped)")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -9,6 +9,7 @@ a hard failure. (`KnownBroken`, the fourth state, is about a parser, see `contra
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -146,6 +147,11 @@ class Family:
             if token not in self.markers:
                 raise ValueError(f"family {self.name!r}: token {token!r} is not among its markers")
 
+    @property
+    def tiered(self) -> bool:
+        """The real and synthetic vocabulary tiers grade the family on different tokens (it has a real one)."""
+        return self.vocabulary is not None
+
     def position(self, case: Case) -> Position | Unimplemented:
         return self.positions.get(case.id) or Unimplemented(self.name, case.id)
 
@@ -186,3 +192,9 @@ class Family:
             raise ValueError(f"fixtures/families/{self.name}.py, case {case.id}: cannot render: {exc}") from exc
         stop = generation_stop(scenario)
         return Sample(self.name, case, scenario, rendered, stop, derive(case, scenario, rendered, stop), position.note)
+
+
+def load_families(module: str) -> dict[str, Family]:
+    """The families a module registers (`module.all_families()`, name -> `Family`): how a worker process
+    gets the families its run was planned with (`fixtures` for this repository's)."""
+    return importlib.import_module(module).all_families()

@@ -2,17 +2,16 @@
 
 Grading loads each engine once per process and turns every outcome, including a crashing adapter, into
 a record. It runs in the isolation worker (`contract.isolation`); tests and benchmarks use it directly.
+The families it renders samples of are given (`families`), as the plan's are.
 """
 
 from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-from fixtures import all_families
 
 from . import expectations
 from .adapter import Engine, EngineModule, ParserUnderTest, engine_module
@@ -37,6 +36,7 @@ class Grader:
 
     hypothesis_profile: str = "ci"
     progress: Progress = field(default_factory=Progress)
+    families: Mapping[str, Family] = field(kw_only=True)  # name -> family, as the run's plan has them
     _modules: dict[str, EngineModule] = field(default_factory=dict)
     _engines: dict[str, Engine | str] = field(default_factory=dict)
     _parsers: dict[tuple[str, str], ParserUnderTest | BaseException] = field(default_factory=dict)
@@ -112,11 +112,11 @@ class Grader:
 
     def _grade_into(self, cell: Cell, record: dict[str, Any], announce: Callable[[dict[str, Any]], None]) -> None:
         the_case = case(cell.case)
-        early = settled(cell)
+        early = settled(cell, self.families)
         if early is not None:
             record.update(early)
             return
-        family = all_families()[cell.family or ""]
+        family = self.families[cell.family or ""]
         sample = self._position(family, the_case)
         assert isinstance(sample, Sample)
         engine = self.engine(cell.engine)

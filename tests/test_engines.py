@@ -91,3 +91,18 @@ def test_adapters_import_their_engine_and_the_public_surface_alone() -> None:
                 offending.append(f"{path.relative_to(root.parent)}: imports {module}")
     assert offending == []
     assert all(getattr(parsers, name) is not None for name in parsers.__all__)
+
+
+def test_the_core_is_handed_its_families_and_engines() -> None:
+    """`contract/` outside `contract/cli/` imports no families (`fixtures`), no adapter (`parsers`) and no test:
+    the run gives it the families it grades and the engines' module paths. The dependency runs one way,
+    `fixtures` -> `contract`; the command-line tools and `conftest.py` compose the two."""
+    core = ROOT / "contract"
+    offending = []
+    for path in sorted(core.rglob("*.py")):
+        if path.is_relative_to(core / "cli"):
+            continue
+        for module in _imports(path):
+            if module.split(".")[0] in ("fixtures", "parsers", "tests"):
+                offending.append(f"{path.relative_to(ROOT)}: imports {module}")
+    assert offending == []

@@ -26,7 +26,7 @@ MINIATURE_PARSERS = {PARSER, "miniature/hangs"}
 def _update(results: dict, tmp: Path, directory: Path) -> str:
     path = tmp / "results-for-update.json"
     write_results(path, results)
-    done = subprocess.run([sys.executable, "-m", "contract.expectations", str(path), "--dir", str(directory)],
+    done = subprocess.run([sys.executable, "-m", "contract.cli.update_expectations", str(path), "--dir", str(directory)],
                           cwd=ROOT, capture_output=True, text=True, check=True)
     return done.stdout
 
@@ -258,7 +258,7 @@ def test_mirror_command_is_a_no_op_on_main() -> None:
 
     files = sorted((EXPECTATIONS_DIR / "synthetic").iterdir())
     before = {p: p.read_bytes() for p in files}
-    done = subprocess.run([sys.executable, "-m", "contract.expectations", "--mirror", "vllm", "sglang", "lmdeploy",
+    done = subprocess.run([sys.executable, "-m", "contract.cli.update_expectations", "--mirror", "vllm", "sglang", "lmdeploy",
                            "vllm-mlx", "dynamo"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert {p: p.read_bytes() for p in files} == before

@@ -60,6 +60,7 @@ import json, sys
 from contract.grader import Grader
 from contract.matrix import plan
 from contract.progress import Call, Progress
+from fixtures import all_families
 
 class Imports(Progress):
     calls: list = []
@@ -68,8 +69,9 @@ class Imports(Progress):
     def leave(self):
         self.calls.append((self.call.name, sorted(set(sys.modules) - self.before)))
 
-grader = Grader(progress=Imports())
-for cell in plan(["reference", "tests.miniatures"], ["kimi_k2"], ["batch", "tokens", "chars"], ["tool.single"]):
+grader = Grader(progress=Imports(), families=all_families())
+for cell in plan(["reference", "tests.miniatures"], ["kimi_k2"], ["batch", "tokens", "chars"], ["tool.single"],
+                 registry=all_families()):
     if cell.parser_name in ("kimi_k2", "hangs"):
         grader.grade(cell)
 print(json.dumps(Imports.calls))

@@ -28,15 +28,16 @@ def _explain(record: dict) -> str:
     return "\n".join(lines)
 
 
-def test_cells(group: CellGroup, grader: IsolatedGrader, known, other_tier, rerun, record_log: RecordLog) -> None:
+def test_cells(group: CellGroup, grader: IsolatedGrader, families, known, other_tier, rerun,
+               record_log: RecordLog) -> None:
     records = []
-    early = [settled(cell) for cell in group.cells]
+    early = [settled(cell, families) for cell in group.cells]
     if all(early):  # n/a or unimplemented: no worker needed
         graded = [({**base_record(cell), **outcome}, {}) for cell, outcome in zip(group.cells, early, strict=True)]
     else:
         graded = [(g.record, g.samples) for g in grader.grade(group.cells)]
     for (record, samples), cell in zip(graded, group.cells, strict=True):
-        record = judge(record, known(cell.engine_name), other_tier(cell.engine_name))
+        record = judge(record, known(cell.engine_name), other_tier(cell))
         record["rerun"] = rerun(cell)
         record_log.write(record, samples)
         records.append(record)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from contract import repro
+from contract.cli import repro
 from contract.provenance import checkout_state, installed_build
 
 

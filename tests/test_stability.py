@@ -44,12 +44,13 @@ def test_generated_chunkings_come_from_the_input_not_the_code() -> None:
     from contract.grading import Subject, stable_seed
     from contract.matrix import plan
     from contract.tokenizer import family_tokenizer, token_stream
-    from fixtures import family
+    from fixtures import all_families, family
 
-    cells = [c for c in plan(["tests.miniatures"], ["kimi_k2"], ["random", "chars"], ["tool.native_id"])
+    families = all_families()
+    cells = [c for c in plan(["tests.miniatures"], ["kimi_k2"], ["random", "chars"], ["tool.native_id"], registry=families)
              if c.parser_name == "rewrites_native_ids"]
-    first = {c.id: Grader().grade(c) for c in cells}
-    again = {c.id: Grader().grade(c) for c in cells}
+    first = {c.id: Grader(families=families).grade(c) for c in cells}
+    again = {c.id: Grader(families=families).grade(c) for c in cells}
     for cell in cells:
         assert first[cell.id]["outcome"] == "fail" and first[cell.id]["chunking"]
         assert (first[cell.id]["chunking"], first[cell.id]["examples"]) == (again[cell.id]["chunking"],

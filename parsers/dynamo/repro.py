@@ -1,4 +1,4 @@
-"""Dynamo's part of a standalone repro (`contract.repro`): its frontend with the replaying worker, and how
+"""Dynamo's part of a standalone repro (`contract.cli.repro`): its frontend with the replaying worker, and how
 the cell drives it over HTTP."""
 
 from __future__ import annotations

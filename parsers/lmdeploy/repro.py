@@ -1,4 +1,4 @@
-"""lmdeploy's part of a standalone repro (`contract.repro`): its serving code and how the cell drives it."""
+"""lmdeploy's part of a standalone repro (`contract.cli.repro`): its serving code and how the cell drives it."""
 
 from __future__ import annotations
 

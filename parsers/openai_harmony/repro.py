@@ -1,4 +1,4 @@
-"""openai-harmony's part of a standalone repro (`contract.repro`): its serving code and the ids it reads."""
+"""openai-harmony's part of a standalone repro (`contract.cli.repro`): its serving code and the ids it reads."""
 
 from __future__ import annotations
 

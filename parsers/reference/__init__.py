@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
+from fixtures import all_families
 from parsers import Chunk, Delta, Engine, Family, Message, ParserFactory, RequestContext, assemble
 
 from .families import modules
@@ -13,7 +14,8 @@ from .machine import Grammar, Machine
 
 ENGINE = "reference"
 VERSION = "0.1.0"
-MAPPING: dict[str, str | None] = {name: name for name in modules()}
+# one parser per family: a family with no grammar module yet is graded, and its cells are unimplemented
+MAPPING: dict[str, str | None] = {name: name for name in all_families()}
 
 
 class _Session:

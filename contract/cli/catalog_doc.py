@@ -1,6 +1,6 @@
 """docs/CATALOG.md, generated from the catalog and the families' positions, so the two cannot drift.
 
-`python -m contract.catalog_doc` rewrites it; `--check` exits 1 when it is stale (a test runs that).
+`python -m contract.cli.catalog_doc` rewrites it; `--check` exits 1 when it is stale (a test runs that).
 """
 
 from __future__ import annotations
@@ -11,9 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fixtures import all_families
-
-from .catalog import (
+from contract.catalog import (
     CATALOG,
     DEFAULT_TOOLS,
     Call,
@@ -26,16 +24,17 @@ from .catalog import (
     Style,
     Truncation,
 )
-from .checks import INCREMENTAL_BOUND, INCREMENTAL_MODES
-from .family import Family, NotApplicable
+from contract.checks import INCREMENTAL_BOUND, INCREMENTAL_MODES
+from contract.family import Family, NotApplicable
+from fixtures import all_families
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "CATALOG.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "CATALOG.md"
 
 INTRO = """\
 # Universal case catalog
 
 Generated from `contract/catalog.py` and the families' positions (`fixtures/families/*.py`) by
-`python -m contract.catalog_doc`; a test fails when this file is stale. It supersedes the starting spec's
+`python -m contract.cli.catalog_doc`; a test fails when this file is stale. It supersedes the starting spec's
 `CASES.md`: the catalog in code is the source, this page its reading copy.
 
 Every family takes a position on every case: a rendered Sample, or NotApplicable with an honest reason
@@ -148,14 +147,14 @@ def render(families: dict[str, Family]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m contract.catalog_doc", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m contract.cli.catalog_doc", description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 if docs/CATALOG.md is not current")
     args = parser.parse_args(argv)
     text = render(all_families())
     if args.check:
         current = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
         if current != text:
-            print(f"{DOC} is stale: run python -m contract.catalog_doc", file=sys.stderr)
+            print(f"{DOC} is stale: run python -m contract.cli.catalog_doc", file=sys.stderr)
             return 1
         return 0
     DOC.write_text(text, encoding="utf-8")

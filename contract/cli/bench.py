@@ -1,6 +1,6 @@
 """Benchmarks (`nox -s bench`): what grading costs, and the reference parsers' speed, as printed figures.
 
-`python -m contract.bench [--grade ENGINE ...] [--repeat N]` grades each engine (the reference by default;
+`python -m contract.cli.bench [--grade ENGINE ...] [--repeat N]` grades each engine (the reference by default;
 `all` for every built engine) N times with `-n 2`, as `nox -s grade` does, each run into a folder of its own,
 and prints per engine the minimum and median over the repeats of:
 
@@ -34,15 +34,14 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from contract.catalog import case
+from contract.chunking import token_chunks
+from contract.family import Sample
+from contract.grading import Subject
+from contract.tokenizer import family_stream
 from fixtures import all_families
 
-from .catalog import case
-from .chunking import token_chunks
-from .family import Sample
-from .grading import Subject
-from .tokenizer import family_stream
-
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)
@@ -114,9 +113,9 @@ def _best_of(repeat: int, work: Callable[[], object]) -> float:
 
 def parser_table() -> str:
     """The reference parsers on a 16 KiB argument: one shot, one token per delta, peak memory."""
-    from .grader import Grader
+    from contract.grader import Grader
 
-    engine = Grader().engine("reference")
+    engine = Grader(families=all_families()).engine("reference")
     assert not isinstance(engine, str)
     rows = []
     for family in all_families().values():
@@ -141,7 +140,7 @@ def parser_table() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m contract.bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m contract.cli.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--grade", nargs="*", default=["reference"], metavar="ENGINE",
                         help="engines to grade (`all`: every one given a --python, and the reference)")
     parser.add_argument("--python", action="append", default=[], metavar="ENGINE=PATH",

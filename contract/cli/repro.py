@@ -1,6 +1,6 @@
 """Standalone reproductions: one Python file per cell that replays it against the engine, without us.
 
-`python -m contract.repro CELL [--out DIR]` (in the engine's environment; `nox -s repro -- CELL`
+`python -m contract.cli.repro CELL [--out DIR]` (in the engine's environment; `nox -s repro -- CELL`
 finds it) grades the cell again in-process, keeps the chunkings the parser saw, and writes
 `DIR/<cell>.py` plus the tokenizer it needs as JSON beside it. The file holds the request, the model
 text, the exact deltas and token ids, the engine calls our adapter makes (the adapter's own serving
@@ -24,27 +24,23 @@ import re
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from fixtures import all_families, expectations_dir
-from reports.load import load_results
-
-from . import assembly, checks, compare, expectations, expected, model
-from .adapter import Engine, ParserUnderTest, engine_module
-from .catalog import case
-from .chunking import mode
-from .family import Sample
-from .grading import Subject, grade
-from .matrix import Cell, plan
-from .model import Chunk, Message
-from .profiles import CI, profile
-from .provenance import installed_build
-from .tokenizer import (
+from contract import assembly, checks, compare, expectations, expected, model
+from contract.adapter import Engine, EngineRepro, ParserUnderTest, engine_module
+from contract.catalog import case
+from contract.chunking import mode
+from contract.family import Sample
+from contract.grading import Subject, grade
+from contract.matrix import Cell, plan
+from contract.model import Chunk, Message
+from contract.profiles import CI, profile
+from contract.provenance import installed_build
+from contract.tokenizer import (
     REAL,
     TIERS,
     TokenStream,
@@ -53,6 +49,8 @@ from .tokenizer import (
     vocabulary_label,
     vocabulary_tier,
 )
+from fixtures import all_families, expectations_dir
+from reports.load import load_results
 
 NODE = re.compile(r"test_cells\[(?P<id>.+)\]$")
 
@@ -78,24 +76,6 @@ CHECKS_IMPORTS = (
 )
 
 
-@dataclass(frozen=True)
-class EngineRepro:
-    """What an adapter contributes to a repro: its imports, its serving code and the two entry points.
-
-    `code` defines `run_batch() -> Message` and `run_stream(chunks) -> list[Delta] per chunk + final`
-    (see `contract.repro.MAIN`); `sources` are this project's own serving modules, inlined without their
-    imports of this project; `files` are written beside the repro (e.g. the tokenizer as JSON);
-    `chunk_ids` turns a chunking into the ids the engine receives per chunk (None: the chunk's own).
-    """
-
-    requirement: str
-    imports: tuple[str, ...]
-    sources: tuple[ModuleType, ...]
-    code: str
-    files: dict[str, str] = field(default_factory=dict)
-    chunk_ids: Callable[[Sequence[Chunk]], tuple[list[list[int]], list[int]]] | None = None
-
-
 def cell_id(text: str, mode: str | None = None) -> str:
     """A cell id from itself, or from the node id and the `--mode` of its rerun command
     (`tests/test_matrix.py::test_cells[PARSER:CASE]` `--mode MODE`)."""
@@ -111,7 +91,7 @@ def find_cell(text: str, mode: str | None = None) -> Cell:
     wanted = cell_id(text, mode)
     engine = wanted.split("/", 1)[0]
     try:
-        cells = plan([engine])
+        cells = plan([engine], registry=all_families())
     except ValueError as exc:
         raise SystemExit(f"repro: {wanted!r}: no engine {engine!r} ({exc})") from None
     for cell in cells:
@@ -415,7 +395,7 @@ def _raised(stderr: str, record: dict[str, Any]) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m contract.repro", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m contract.cli.repro", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("cell", nargs="?", help="cell id (engine/parser:case:mode) or the rerun node id")
     parser.add_argument("--mode", help="the cell's mode, with a node id (as the rerun command gives it)")
