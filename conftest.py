@@ -352,14 +352,11 @@ def _families_json() -> list[dict[str, Any]]:
 
 def _document(config: pytest.Config, parts: results_file.Parts) -> dict[str, Any]:
     started, clock = config.stash[_STARTED]
-    from contract.grader import Grader  # loads the engines: only now, for their versions and registries
-
-    grader = Grader(families=all_families())
     engines: dict[str, Any] = {}
     parsers: dict[str, dict[str, Any]] = {}
     for spec in _engines(config):
-        module = grader.module(spec)
-        loaded = grader.engine(spec)
+        module = engine_module(spec)
+        loaded = module.load()  # imports the engine: only now, for its version and registries
         available = not isinstance(loaded, str)
         version = loaded.version if available else None
         build = installed_build(loaded.distribution).to_json() if available and loaded.distribution else None

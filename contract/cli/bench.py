@@ -62,8 +62,8 @@ class GradeRun:
 def grade_once(engine: str, python: str, workers: int, out: Path) -> GradeRun:
     """`pytest --grade` of one engine into `out`, timed from outside."""
     results = out / "results.json"
-    command = [python, "-m", "pytest", "--grade", "tests/test_matrix.py", "-q", "--engine", engine, "-n",
-               str(workers), "--results", str(results), "--no-html", "-p", "no:cacheprovider"]
+    command = [python, "-m", "pytest", "--grade", "tests/test_matrix.py", "-q", "--assert=plain", "--engine", engine,
+               "-n", str(workers), "--results", str(results), "--no-html", "-p", "no:cacheprovider"]  # as nox grades
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)

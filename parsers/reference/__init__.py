@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
+import parsers
 from fixtures import all_families
-from parsers import Chunk, Delta, Engine, Family, Message, ParserFactory, RequestContext, assemble
+from parsers import Chunk, Delta, Engine, Family, Message, ParserFactory, RequestContext
 
 from .families import modules
 from .machine import Grammar, Machine
@@ -44,7 +45,7 @@ class ReferenceParser:
     def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
         """One shot is the same machine fed a single delta."""
         machine = self._machine(context)
-        return assemble([*machine.feed(text), *machine.finish(stop)])
+        return parsers.assemble([*machine.feed(text), *machine.finish(stop)])
 
 
 def _factory(module: ModuleType) -> ParserFactory:

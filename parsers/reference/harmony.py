@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from parsers import Chunk, Delta, Family, Message, RequestContext, assemble
+import parsers
+from parsers import Chunk, Delta, Family, Message, RequestContext
 
 from .calls import Emitter, PartialCall
 from .scan import JsonStrings, find_first, partial_tail
@@ -175,4 +176,4 @@ class HarmonyParser:
     def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
         """One shot is the same machine fed a single delta."""
         machine = HarmonyMachine()
-        return assemble([*machine.feed(text), *machine.finish(stop)])
+        return parsers.assemble([*machine.feed(text), *machine.finish(stop)])
