@@ -217,13 +217,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.fixture(scope="session")
-def grader(request: pytest.FixtureRequest, record_log: results_file.RecordLog):
+def grader(request: pytest.FixtureRequest, record_log: results_file.RecordLog, families: dict[str, Family]):
     """The pool of parser workers, told every group the session will ask for, in order."""
     config = request.config
     limits = Limits(config.getoption("--hang-after"), config.getoption("--memory-limit"))
     isolated = IsolatedGrader(_profile(config), limits, config.stash[_WORKERS], families=fixtures.__name__)
     groups = [item.callspec.params["group"] for item in request.session.items if hasattr(item, "callspec")]
-    families = all_families()
     isolated.plan([g.cells for g in groups if not all(settled(cell, families) for cell in g.cells)])
     yield isolated
     isolated.close()
