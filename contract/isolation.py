@@ -8,8 +8,8 @@ the worker:
   worker's CPU time, or for `WALL_FACTOR` times that in wall time spent off the run queue (a call blocked
   without using CPU). Neither stretches when the machine is busy: CPU time counts only the worker's own
   work, and the wall clock stops while the worker waits for a processor, so a slow or starved parser is
-  never mistaken for a hung one; the cell is `timeout`. The framework's own work between parser calls (rendering, building a
-  tokenizer) is held to `FRAMEWORK_HANG` instead.
+  never mistaken for a hung one; the cell is `timeout`. The framework's own work between parser calls
+  (rendering, building a tokenizer) is held to `FRAMEWORK_HANG` instead.
 - **crashed**: the worker died (a segfault, `abort()`, an interpreter error); the cell is `error`
   with the signal and the tail of the worker's stderr (faulthandler prints the Python stack there).
 - **exploded**: its resident memory grew more than `memory_limit_mb` during the cell; it is killed

@@ -1,9 +1,8 @@
 """Parsers under test: `reference/` (this project's own) and one adapter per external engine.
 
 This module is the adapter's whole view of the project (`docs/adapters.md`): an adapter imports its own
-engine and what `__all__` names here, nothing else of `contract/`. Names whose modules are costly to import
-(the SDK behind `assemble`, the Harmony decoder) load when first used, so importing an adapter's `MAPPING`
-stays cheap.
+engine and what `__all__` names here, nothing else of `contract/`. `assemble` loads the OpenAI SDK, a third
+of a second of CPU, when first used, so importing an adapter's `MAPPING` stays cheap.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from contract.model import Chunk, Delta, Message, RequestContext, Tool, ToolCall
 from contract.pipeline import Coverage, Pipeline, coverage, kept_in_content, mapping
 from contract.tokenizer import encode_markup, family_tokenizer, family_tokenizer_file
 
+from .harmony_tokens import HarmonyTokens
 from .hf import hf_tokenizer
 from .requests import USER, chat_request, messages, thinking_flags
 
@@ -32,16 +32,14 @@ __all__ = [
     "encode_markup", "family_tokenizer", "family_tokenizer_file", "hf_tokenizer",
     # the request a client sends (parsers.requests)
     "USER", "chat_request", "messages", "thinking_flags",
-    # what a standalone repro needs of the adapter (contract.cli.repro)
-    "EngineRepro",
-    # loaded when first used
-    "HarmonyTokens", "assemble",
+    # what a standalone repro needs of the adapter (contract.cli.repro); o200k_harmony ids for Harmony parsers
+    "EngineRepro", "HarmonyTokens",
+    # the client's delta accumulation (contract.assembly), loaded when first used
+    "assemble",
 ]
-
-_LAZY = {"HarmonyTokens": "parsers.harmony_tokens", "assemble": "contract.assembly"}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
+    if name == "assemble":
+        return importlib.import_module("contract.assembly").assemble
     raise AttributeError(f"module 'parsers' has no attribute {name!r}")

@@ -53,3 +53,22 @@ def test_the_guides_list_every_codec_the_families_use() -> None:
     listed = re.search(r"existing codec in `grammars/` — (.*?) —", readme, re.S)
     assert listed is not None
     assert set(re.split(r",\s*", listed.group(1).strip())) == used
+
+
+def test_the_command_line_tools_run_as_printed() -> None:
+    """Every tool `contract/cli/__init__.py` lists answers `--help` under the module path it prints, and the two
+    checks the tests tell a contributor to run (`catalog_doc --check`, `draws --check`) pass as printed."""
+    import subprocess
+    import sys
+
+    from contract import cli
+
+    listed = re.findall(r"python -m (contract\.cli\.\w+)", cli.__doc__ or "")
+    assert {m.rsplit(".", 1)[1] for m in listed} == {p.stem for p in (ROOT / "contract" / "cli").glob("[!_]*.py")}
+    for command in ([sys.executable, "-m", module, "--help"] for module in listed):
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and f"usage: python -m {command[2]}" in done.stdout, done.stderr[-2000:]
+    for tool in ("contract.cli.catalog_doc", "contract.cli.draws"):
+        done = subprocess.run([sys.executable, "-m", tool, "--check"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
