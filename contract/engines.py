@@ -3,7 +3,8 @@
 An engine's `name` is its one spelling: `--engine NAME`, the nox session `grade(engine='NAME')`, the parser
 names `NAME/…` in results, `fixtures/expectations/NAME.toml`, `reports/out/NAME/`. Its adapter is the package
 `parsers.<package>` (the name as a Python identifier). The install fields say what its grade virtualenv needs;
-`noxfile.py`, `contract.adapter` and the tests read them here, and a test holds README's engine table to them.
+`noxfile.py`, `contract.adapter` and the tests read them here, and a test holds README's engine table to them
+(its version, adapter package and parser count, and for an engine graded through a server, that it says so).
 
 Standard library only: nox imports this before any project dependency is installed.
 """
@@ -24,6 +25,7 @@ class EngineEntry:
     pinned: bool = True  # installed --no-deps with parsers/pins/<distribution>-<version>.pins.txt
     torch: bool = False  # imports torch: the CPU build is installed first (the engine's metadata would pull CUDA)
     harmony_vocab: bool = False  # grades Harmony through openai-harmony: needs o200k_base.tiktoken, offline
+    server: bool = False  # graded over an HTTP server the adapter starts on 127.0.0.1 (its repros start one too)
     repro_sample: tuple[int, int] = (0, 0)  # known-broken and passing cells `nox -s repro -- --verify` checks
 
     @property
@@ -56,6 +58,6 @@ ENGINES: dict[str, EngineEntry] = {entry.name: entry for entry in (
     EngineEntry("lmdeploy", "lmdeploy", "lmdeploy", "0.18.0", torch=True, repro_sample=(6, 3)),
     EngineEntry("vllm-mlx", "vllm-mlx", "vllm-mlx", "0.6.0", repro_sample=(6, 3)),
     # the Rust frontend, driven over HTTP
-    EngineEntry("dynamo", "Dynamo", "ai-dynamo-runtime", "1.6.1", repro_sample=(6, 3)),
+    EngineEntry("dynamo", "Dynamo", "ai-dynamo-runtime", "1.6.1", server=True, repro_sample=(6, 3)),
     EngineEntry("transformers", "transformers", "transformers", "5.23.0", repro_sample=(3, 2)),
 )}

@@ -47,6 +47,7 @@ def test_readme_lists_every_engine_with_its_version_adapter_and_parser_count() -
             parsers = list(importlib.import_module(entry.module).MAPPING)
             shown = parsers[0] if len(parsers) == 1 else str(len(parsers))
             assert re.match(rf"{re.escape(shown)}\b", rows[label][2]), (label, rows[label][2], shown)
+        assert ("on 127.0.0.1" in rows[label][1]) == entry.server, (label, "a server engine's row says where it binds")
     layout = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
     for entry in ENGINES.values():
         assert f"`{entry.package}/`" in layout, entry.package
