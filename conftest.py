@@ -349,6 +349,14 @@ def _families_json() -> list[dict[str, Any]]:
     return rows
 
 
+def _cited_bugs(config: pytest.Config, engine: str, cells: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The KnownBroken bugs the engine's cells cite, by id, in the file's order."""
+    cited = {bug for cell in cells if cell["engine"] == engine for bug in cell["bugs"]}
+    known = expectations.load(_expectations(config) / f"{engine}.toml")
+    return {bug.id: {"reason": bug.reason, "link": bug.link or None, "untriaged": bug.untriaged}
+            for bug in known.bugs.values() if bug.id in cited}
+
+
 def _document(config: pytest.Config, parts: results_file.Parts) -> dict[str, Any]:
     started, clock = config.stash[_STARTED]
     engines: dict[str, Any] = {}
@@ -361,7 +369,8 @@ def _document(config: pytest.Config, parts: results_file.Parts) -> dict[str, Any
         build = installed_build(loaded.distribution).to_json() if available and loaded.distribution else None
         engines[module.name] = {"version": version, "available": available, "build": build,
                                 "rerun": rerun_template(config, spec), "skip_reason": None if available else loaded,
-                                "coverage": [row.to_json() for row in loaded.coverage] if available else []}
+                                "coverage": [row.to_json() for row in loaded.coverage] if available else [],
+                                "bugs": _cited_bugs(config, module.name, parts.cells)}
     cells = parts.cells
     graded = {cell["parser"] for cell in cells}  # a filtered run lists only the parsers it graded
     for cell in _cells(config):

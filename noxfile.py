@@ -313,7 +313,7 @@ def _engine_python(session: nox.Session, venv: str, engine: str) -> str:
 
 @nox.session
 def update_expectations(session: nox.Session) -> None:
-    """Write or refresh KnownBroken entries from results files (new ones are untriaged)."""
+    """Refresh the KnownBroken files from results files, in place (new failures go to untriaged bugs)."""
     _install(session, *DEPENDENCIES)
     for path in session.posargs or _graded():
         session.run("python", "-m", "contract.cli.update_expectations", path)

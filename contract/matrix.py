@@ -150,21 +150,30 @@ def judge(record: dict[str, Any], known: expectations.Expectations,
         note = _tier_note(status != "pass", *other_tier, record)
         if note:
             record["notes"] = [*record["notes"], note]
-    entry = known.lookup(record["parser"], record["case"], record["mode"])
+    bugs = known.lookup(record["parser"], record["case"], record["mode"])
     recorded = known.recorded(record["parser"], record["case"], record["mode"])
-    verdict = expectations.resolve(status, record["signature"] or {}, entry, recorded)
+    verdict = expectations.resolve(status, record["signature"] or {}, bool(bugs), recorded)
     record.update(outcome=verdict.outcome, diff=verdict.diff)
-    if entry is not None:
-        record.update(reason=entry.reason, link=entry.link or None, untriaged=entry.untriaged)
+    if bugs:
+        record.update(bugs=[bug.id for bug in bugs], reason=known_reason(bugs),
+                      link=next((bug.link for bug in bugs if bug.link), None),
+                      untriaged=any(bug.untriaged for bug in bugs))
     if verdict.outcome == "fixed":
-        assert entry is not None
-        record["reason"] = f"known broken ({entry.reason}) but passes now: remove this mode from the entry"
+        record["reason"] = (f"known broken (bug {', '.join(record['bugs'])}) but passes now: "
+                            "`nox -s update_expectations` takes it out of the bug's cells")
     return record
+
+
+def known_reason(bugs: Sequence[expectations.Bug]) -> str:
+    """The reasons of the bugs a cell cites, each once."""
+    if len(bugs) == 1:
+        return bugs[0].reason
+    return "; ".join(f"{bug.id}: {bug.reason}" for bug in bugs)
 
 
 def _tier_note(failing: bool, tier: str, other: expectations.Expectations, record: dict[str, Any]) -> str | None:
     """Whether the cell fails on the other vocabulary tier too (each tier is triaged in full)."""
-    there = other.lookup(record["parser"], record["case"], record["mode"]) is not None
+    there = bool(other.lookup(record["parser"], record["case"], record["mode"]))
     if failing:
         return (f"vocabulary: known broken on the {tier} tier too" if there else
                 f"vocabulary: fails on {record['vocabulary']} only; passes on the {tier} tier")
@@ -180,7 +189,7 @@ def base_record(cell: Cell) -> dict[str, Any]:
         "kind": the_case.kind, "mode": cell.mode, "tier": the_mode.tier,
         "vocabulary": cell.vocabulary,
         "outcome": None, "failures": [],
-        "notes": [], "reason": None, "link": None, "untriaged": False, "diff": None, "sample": None,
+        "notes": [], "bugs": [], "reason": None, "link": None, "untriaged": False, "diff": None, "sample": None,
         "observed": None, "chunking": None, "holdback": None, "withheld": None, "examples": None,
         "duration_s": 0.0, "parse_cpu_s": None, "reference_cpu_s": None, "slowdown": None, "error": None,
         "signature": None, "rerun": None,

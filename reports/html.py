@@ -20,15 +20,20 @@ from reports.summary import (
     SLOW_FACTOR,
     SYNTHETIC,
     all_parsers,
+    cell_fragment,
+    cell_id,
     cell_vocabulary,
     count_outcomes,
     format_duration,
     format_incremental,
     format_score,
     format_slowdown,
+    http_url,
     in_char_tier,
+    known_broken,
     outcome_counts,
     parser_scores,
+    repro_command,
     row_anchor,
     runs_of,
     score,
@@ -255,6 +260,7 @@ def _mode_detail(cell: dict[str, Any], values: _Values, rerun_template: str | No
         "reason": values.maybe("text", cell.get("reason")),
         "link": cell.get("link"),
         "untriaged": bool(cell.get("untriaged")),
+        "bugs": cell.get("bugs") or None,
         "input": source,
         "diff": values.ref("diff", _diff_input(cell), lambda shown: diff_blocks(shown) if shown else []),
         "chunking": values.maybe("chunking", cell.get("chunking"), lambda deltas: [_shown_text(d) for d in deltas]),
@@ -423,10 +429,38 @@ def _context(results: dict[str, Any]) -> dict[str, Any]:
         "columns": columns,
         "engines": engine_rows,
         "coverage": [entry.line() for entry in engine_coverage(run)],
+        "known_broken": _known_broken(results),
         "vocabularies": _vocabulary_lines(results),
         "case_scores": case_scores,
         "cells_json": matrix.script_data(),
     }
+
+
+def bug_anchor(engine: str, bug: str | None) -> str:
+    """The HTML id of a bug's entry in the page's known-broken list (`bug-vllm/think-opener`), a URL fragment
+    as it is (the engine and id percent-encoded as a parser row's are)."""
+    return "bug-" + row_anchor(f"{engine}/{bug or 'none'}").removeprefix("parser-")
+
+
+def _known_broken(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every engine's known-broken cells by bug: the bug's reason, link and repro command, and its cells as
+    (parser, case) rows with their modes, each linked to its detail panel."""
+    engines = []
+    for engine in known_broken(results, top=len(results["cells"])):
+        bugs = []
+        for bug in engine.bugs:
+            rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
+            for cell in bug.cells:
+                rows.setdefault((cell["parser"], cell["case"]), []).append(cell)
+            bugs.append({
+                "anchor": bug_anchor(engine.engine, bug.id), "label": bug.label, "untriaged": bug.untriaged,
+                "count": bug.count, "parsers": len(bug.parsers), "reason": bug.reason, "link": bug.link,
+                "href": http_url(bug.link), "repro": repro_command(bug.example, results["run"]),
+                "rows": [{"parser": parser, "case": case, "href": "#" + cell_fragment(cell_id(cells[0])),
+                          "modes": ", ".join(c["mode"] for c in cells)} for (parser, case), cells in rows.items()],
+            })
+        engines.append({"engine": engine.engine, "cells": engine.cells, "bugs": bugs})
+    return engines
 
 
 def render_matrix(results: dict[str, Any]) -> str:

@@ -1,4 +1,4 @@
-"""Read and validate a results file (schema 1 or 2, see reports/SCHEMA.md) with its cells whole, and write one."""
+"""Read and validate a results file (schema 1, 2 or 3, see reports/SCHEMA.md) with its cells whole, and write one."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The results file's layout (reports/SCHEMA.md): what repeats is stored once, and read back whole.
 
-Schema 2 stores once what many cells share, and leaves out of each cell what can be told from elsewhere:
+Schema 2 and 3 (3 adds the KnownBroken bugs cells cite) store once what many cells share, and leave out of
+each cell what can be told from elsewhere:
 
 - the model text, token ids, request and expected outcomes of a (family, case) live in a `samples` table
   that cells name by key (`family:case`, `:reasoning-in-content` for the append-think form), the request
@@ -16,7 +17,7 @@ Schema 2 stores once what many cells share, and leaves out of each cell what can
 
 `expand` turns a file of either schema into the same in-memory form (every cell with every key, `input`,
 `expected` and `note` included), so nothing that reads results needs to know how they were stored;
-`compact` is its inverse for the writer. Values shared between cells are shared objects: read-only.
+`compact` is its inverse for the writer (it writes the current schema). Values shared between cells are shared objects: read-only.
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-SCHEMA = 2
-READABLE = (1, 2)
+SCHEMA = 3  # 3: cells cite KnownBroken bugs (`bugs`), each engine lists the bugs its cells cite
+READABLE = (1, 2, 3)
 
-# cell keys a schema-2 file may leave out, and the value they then have
+# cell keys a schema-2 or -3 file may leave out, and the value they then have
 CELL_DEFAULTS: dict[str, Any] = {
-    "failures": [], "notes": [], "reason": None, "link": None, "untriaged": False, "diff": None, "sample": None,
+    "failures": [], "notes": [], "bugs": [], "reason": None, "link": None, "untriaged": False, "diff": None, "sample": None,
     "observed": None, "chunking": None, "holdback": None, "withheld": None, "examples": None, "duration_s": 0.0,
     "parse_cpu_s": None, "reference_cpu_s": None, "slowdown": None, "error": None, "signature": None,
     "rerun": None,
@@ -90,7 +91,7 @@ class _Values:
 
 
 def compact(document: dict[str, Any]) -> dict[str, Any]:
-    """A whole document (cells with every key) as a schema-2 file stores it."""
+    """A whole document (cells with every key) as a file of the current schema stores it."""
     tables = _Tables(document)
     derived = tables.derived()
     values = _Values()

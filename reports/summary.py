@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,7 +19,7 @@ MAX_FAILING_LINES = 40  # attention rows (one per parser, case and outcome) befo
 DETAIL_CHARS = 100
 REASON_CHARS = 140
 LINK_CHARS = 80
-TOP_REASONS = 3
+TOP_BUGS = 10  # per engine, in the summary
 MATRIX_PAGE = "matrix.html"
 # Speed is a figure, never a verdict: a parser's slowdown is its CPU time over the reference parser's on the
 # same input (batch and one token per delta), read only from cells where the reference needed at least
@@ -297,44 +296,81 @@ def first_detail(cell: dict[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
-class ReasonCount:
-    """One KnownBroken reason (and link) of a parser, how many of its cells carry it, and the first of them."""
+class BugCount:
+    """One KnownBroken bug of an engine: its reason and link and the known-broken (xfail) cells that cite it (a
+    file written before bugs had ids groups its cells by reason, `id` None)."""
 
+    engine: str
+    id: str | None
     reason: str | None
     link: str | None
-    count: int
-    example: dict[str, Any]
+    untriaged: bool
+    cells: tuple[dict[str, Any], ...]  # in the results' order
+
+    @property
+    def label(self) -> str:
+        return self.id or "(no bug id)"
+
+    @property
+    def count(self) -> int:
+        return len(self.cells)
+
+    @property
+    def parsers(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(cell["parser"] for cell in self.cells))
+
+    @property
+    def example(self) -> dict[str, Any]:
+        return self.cells[0]
 
 
 @dataclass(frozen=True)
-class KnownBroken:
-    """A parser's known-broken (xfail) cells: how many, their most frequent reasons, how many other reasons."""
+class EngineBugs:
+    """An engine's known-broken cells grouped by bug, most cells first; `bugs` holds the `top` of them."""
 
-    parser: str
-    count: int
-    reasons: tuple[ReasonCount, ...]
-    other_reasons: int
+    engine: str
+    cells: int
+    bugs: tuple[BugCount, ...]
+    other_bugs: int
 
 
-def known_broken(results: dict[str, Any], top: int = TOP_REASONS) -> list[KnownBroken]:
-    """Per parser with xfail cells, in the parsers' order: the count and the `top` reasons, most frequent first."""
-    by_parser: dict[str, list[dict[str, Any]]] = {}
+def known_broken(results: dict[str, Any], top: int = TOP_BUGS) -> list[EngineBugs]:
+    """Per engine with xfail cells, in the parsers' order: their count and the `top` bugs by cells cited."""
+    by_engine: dict[str, list[dict[str, Any]]] = {}
     for cell in results["cells"]:
         if cell["outcome"] == "xfail":
-            by_parser.setdefault(cell["parser"], []).append(cell)
+            by_engine.setdefault(cell["engine"], []).append(cell)
     out = []
-    for parser in all_parsers(results):
-        cells = by_parser.get(parser["parser"])
-        if not cells:
-            continue
-        counts = Counter((cell.get("reason"), cell.get("link")) for cell in cells)
-        examples: dict[tuple[Any, Any], dict[str, Any]] = {}
-        for cell in cells:
-            examples.setdefault((cell.get("reason"), cell.get("link")), cell)
-        reasons = tuple(ReasonCount(reason, link, n, examples[reason, link])
-                        for (reason, link), n in counts.most_common(top))
-        out.append(KnownBroken(parser["parser"], len(cells), reasons, max(len(counts) - top, 0)))
+    for engine in dict.fromkeys(p["engine"] for p in all_parsers(results)):
+        cells = by_engine.get(engine)
+        if cells:
+            bugs = _bug_counts(engine, cells, (results["run"].get("engines") or {}).get(engine) or {})
+            out.append(EngineBugs(engine, len(cells), tuple(bugs[:top]), max(len(bugs) - top, 0)))
     return out
+
+
+def _bug_counts(engine: str, cells: list[dict[str, Any]], info: dict[str, Any]) -> list[BugCount]:
+    table = info.get("bugs") or {}
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for cell in cells:
+        for key in [("bug", bug) for bug in cell.get("bugs") or ()] or [("reason", cell.get("reason"), cell.get("link"))]:
+            groups.setdefault(key, []).append(cell)
+    counts = []
+    for key, cited in groups.items():
+        bug = table.get(key[1], {}) if key[0] == "bug" else {}
+        counts.append(BugCount(
+            engine, key[1] if key[0] == "bug" else None,
+            bug.get("reason") if key[0] == "bug" else key[1], bug.get("link") if key[0] == "bug" else key[2],
+            bool(bug.get("untriaged")), tuple(cited)))
+    return sorted(counts, key=lambda b: -b.count)
+
+
+def repro_command(cell: dict[str, Any], run: dict[str, Any]) -> str:
+    """The command that writes a standalone repro of the cell (an installed engine), else its rerun command."""
+    info = (run.get("engines") or {}).get(cell["engine"]) or {}
+    if info.get("build"):
+        return f"nox -s repro -- {cell_id(cell)}"
+    return str(cell.get("rerun") or f"(no rerun command for {cell_id(cell)})")
 
 
 # --- run metadata --------------------------------------------------------------------------------
@@ -472,23 +508,26 @@ def _parsers_section(results: dict[str, Any], style: _Style) -> tuple[str, str]:
     return "Parsers", table
 
 
-def _reason_line(entry: ReasonCount, style: _Style) -> str:
-    reason = "(no reason recorded)" if entry.reason is None else style.text(entry.reason, REASON_CHARS, table=False)
-    line = f"{entry.count} × {reason} · e.g. {style.cell(entry.example, cell_id(entry.example), table=False)}"
-    return line + (f" · {style.link(entry.link, table=False)}" if entry.link else "")
+def _bug_line(bug: BugCount, run: dict[str, Any], style: _Style) -> str:
+    reason = "(no reason recorded)" if bug.reason is None else style.text(bug.reason, REASON_CHARS, table=False)
+    parsers = f"{len(bug.parsers)} parsers" if len(bug.parsers) > 1 else style.parser(bug.parsers[0], table=False)
+    line = (f"{style.text(bug.label, table=False)}{' (untriaged)' if bug.untriaged else ''}: {bug.count} cell{'s' if bug.count != 1 else ''}, "
+            f"{parsers} · {reason} · e.g. {style.cell(bug.example, cell_id(bug.example), table=False)} · "
+            f"repro: {style.text(repro_command(bug.example, run), table=False)}")
+    return line + (f" · {style.link(bug.link, table=False)}" if bug.link else "")
 
 
 def _known_broken_section(results: dict[str, Any], style: _Style) -> tuple[str, str] | None:
-    entries = known_broken(results)
-    if not entries:
+    engines = known_broken(results)
+    if not engines:
         return None
     lines = []
-    for entry in entries:
-        lines.append(f"- {style.parser(entry.parser, table=False)}: {entry.count} known broken")
-        lines += [f"  - {_reason_line(reason, style)}" for reason in entry.reasons]
-        if entry.other_reasons:
-            lines.append(f"  - and {entry.other_reasons} other reasons")
-    return f"Known broken (top {TOP_REASONS} reasons per parser)", "\n".join(lines)
+    for engine in engines:
+        lines.append(f"- {style.text(engine.engine, table=False)}: {engine.cells} known-broken cells")
+        lines += [f"  - {_bug_line(bug, results['run'], style)}" for bug in engine.bugs]
+        if engine.other_bugs:
+            lines.append(f"  - and {engine.other_bugs} other bugs (the matrix page lists every one)")
+    return f"Known broken, by bug (the {TOP_BUGS} that explain most cells, per engine)", "\n".join(lines)
 
 
 def _coverage_markdown(entry: KindCoverage) -> str:

@@ -1,6 +1,6 @@
-"""KnownBroken end to end: update-expectations writes untriaged entries grouped per (parser, case), a
-still-broken cell is xfail, a passing one is `fixed`, a different failure is `changed` with its diff;
-the compact format round-trips; every kind of bad entry stops the load with one line naming it."""
+"""KnownBroken end to end: update-expectations puts new failures in untriaged bugs, a still-broken cell is
+xfail, a passing one is `fixed`, a different failure is `changed` with its diff; the files are edited in place
+(comments, order and untouched rows kept); every kind of bad file stops the load with one line naming it."""
 
 from __future__ import annotations
 
@@ -14,13 +14,14 @@ import pytest
 from grading_run import ROOT, Run, grade
 
 from contract import expectations
-from contract.expectations import KnownBroken, compress_modes, expand_modes
+from contract.expectations import Bug, Place, compress_modes, expand_modes
+from contract.expectations.edit import mirror, render, update
 from reports.load import write_results
 
 PARSER = "miniature/rewrites_native_ids"
 SELECT = ("--engine", "tests.miniatures", "--case", "tool.native_id", "--case", "tool.single",
           "--mode", "batch", "--mode", "tokens", "-k", "rewrites_native_ids")
-MINIATURE_PARSERS = {PARSER, "miniature/hangs"}
+SIGNATURE = {"status": "fail", "checks": ["markers"], "observed": None}
 
 
 def _update(results: dict, tmp: Path, directory: Path) -> str:
@@ -42,30 +43,28 @@ def test_known_broken_lifecycle(tmp_path: Path) -> None:
     assert _outcomes(first) == {("tool.native_id", "batch"): "fail", ("tool.native_id", "tokens"): "fail",
                                 ("tool.single", "batch"): "pass", ("tool.single", "tokens"): "pass"}
 
-    assert "2 modes added (untriaged)" in _update(first.results, tmp_path, directory)
+    assert "2 cells added (untriaged)" in _update(first.results, tmp_path, directory)
     toml = directory / "miniature.toml"
-    tables = tomllib.loads(toml.read_text(encoding="utf-8"))["known_broken"]
-    assert len(tables) == 1 and tables[0]["untriaged"] is True  # one entry for the (parser, case)
-    assert {k: tables[0][k] for k in ("parser", "case", "modes")} == {
-        "parser": PARSER, "case": "tool.native_id", "modes": ["batch", "tokens"]}
-    assert tables[0]["reason"].startswith("untriaged: fails expected")
-    lines = expectations.signatures_path(toml).read_text(encoding="utf-8").splitlines()
-    recorded = [json.loads(line) for line in lines]
+    [bug] = tomllib.loads(toml.read_text(encoding="utf-8"))["bug"]
+    assert (bug["id"], bug["untriaged"], bug["reason"]) == ("untriaged-1", True, "untriaged: fails expected")
+    assert bug["cells"] == [{"parser": PARSER, "case": "tool.native_id", "modes": ["batch", "tokens"]}]
+    recorded = [json.loads(line) for line in expectations.signatures_path(toml).read_text().splitlines()]
     assert sorted(m for r in recorded for m in r["modes"]) == ["batch", "tokens"]
     assert all(r["signature"]["status"] == "fail" for r in recorded)
 
     second = grade(tmp_path / "2", *SELECT, expectations=directory)
     assert second.returncode == 0, second.output[-2000:]
     assert _outcomes(second)[("tool.native_id", "batch")] == "xfail"
-    assert all(c["untriaged"] for c in second.cells(parser=PARSER, outcome="xfail"))
+    assert all(c["untriaged"] and c["bugs"] == ["untriaged-1"] for c in second.cells(parser=PARSER, outcome="xfail"))
 
-    # triage the entry, tamper with one mode's recorded behaviour, and claim a passing cell is broken
-    text = toml.read_text(encoding="utf-8").replace(tables[0]["reason"], "strips punctuation from native ids")
-    text = text.replace("untriaged = true\n", "")
-    text += (f'\n[[known_broken]]\nparser = "{PARSER}"\ncase = "tool.single"\nmodes = ["batch"]\n'
-             'reason = "believed broken"\n')
-    toml.write_text(text, encoding="utf-8")
+    # triage the bug (an id, a reason, a comment), claim a passing cell is broken in a bug of its own, and
     # record the batch failure as if it had once looked different (the tokens mode keeps its own signature)
+    text = toml.read_text(encoding="utf-8").replace('"untriaged-1"', '"strips-id-punctuation"')
+    text = text.replace('"untriaged: fails expected"', '"strips punctuation from native ids"\n# seen in o/r#1')
+    text = text.replace("untriaged = true\n", "")
+    text += ('\n[[bug]]\nid = "believed-broken"\nreason = "believed broken"\n'
+             f'cells = [{{parser = "{PARSER}", case = "tool.single", modes = ["batch"]}}]\n')
+    toml.write_text(text, encoding="utf-8")
     batch_only = {**recorded[0], "modes": ["batch"]}
     batch_only["signature"] = json.loads(json.dumps(batch_only["signature"]).replace(
         "functionsget_weather2", "functions_get_weather_2", 1))
@@ -80,13 +79,17 @@ def test_known_broken_lifecycle(tmp_path: Path) -> None:
     assert (outcomes[("tool.native_id", "batch")], outcomes[("tool.native_id", "tokens")]) == ("changed", "xfail")
     changed = next(c for c in third.cells(parser=PARSER, outcome="changed"))
     assert "functions_get_weather_2" in changed["diff"] and "functionsget_weather2" in changed["diff"]
-    assert changed["reason"] == "strips punctuation from native ids"
+    assert (changed["reason"], changed["bugs"]) == ("strips punctuation from native ids", ["strips-id-punctuation"])
+    assert third.results["run"]["engines"]["miniature"]["bugs"] == {
+        "strips-id-punctuation": {"reason": "strips punctuation from native ids", "link": None, "untriaged": False},
+        "believed-broken": {"reason": "believed broken", "link": None, "untriaged": False}}
 
-    assert "1 signatures refreshed, 1 modes removed" in _update(third.results, tmp_path, directory)
+    assert "1 signatures refreshed, 1 cells removed" in _update(third.results, tmp_path, directory)
+    after = toml.read_text(encoding="utf-8")
+    assert "believed-broken" not in after  # its only cell passes: the bug is gone
+    assert after.startswith(text.split("\n[[bug]]\nid = \"believed-broken\"")[0].rstrip("\n"))  # the rest, as written
     refreshed = expectations.load(toml)
-    assert set(refreshed.entries) == {(PARSER, "tool.native_id")}
-    assert refreshed.entries[(PARSER, "tool.native_id")].reason == "strips punctuation from native ids"
-    assert not refreshed.entries[(PARSER, "tool.native_id")].untriaged
+    assert list(refreshed.bugs) == ["strips-id-punctuation"] and not refreshed.bugs["strips-id-punctuation"].untriaged
     assert grade(tmp_path / "4", *SELECT, expectations=directory).returncode == 0
 
 
@@ -101,69 +104,130 @@ def test_modes_spell_tiers_and_every_mode() -> None:
         expand_modes(["tokenz"])
 
 
-def test_entries_sharing_a_bug_are_written_once_and_read_back(tmp_path: Path) -> None:
-    """One reason for several parsers and cases is one table; loading it gives every pair back."""
-    modes = expand_modes(["batch", "token"])
-    entries = [KnownBroken(p, c, modes, "drops narration after the call")
-               for p in ("e/a", "e/b") for c in ("tool.content_after", "tool.content_between")]
-    entries.append(KnownBroken("e/a", "tool.single", ("chars",), "leaks a split marker", "https://example.org/1"))
-    signatures = {("e/a", "tool.single", "chars"): {"status": "fail", "checks": ["markers"], "observed": None}}
-    path = tmp_path / "e.toml"
-    expectations.write(path, "e", entries, signatures)
-    tables = tomllib.loads(path.read_text(encoding="utf-8"))["known_broken"]
-    assert len(tables) == 2
-    assert tables[0] == {"parsers": ["e/a", "e/b"], "cases": ["tool.content_after", "tool.content_between"],
-                         "modes": ["batch", "token"], "reason": "drops narration after the call"}
-    loaded = expectations.load(path, {"e/a", "e/b"})
-    assert sorted(loaded.entries.values(), key=lambda e: e.key) == sorted(entries, key=lambda e: e.key)
-    assert loaded.recorded("e/a", "tool.single", "chars") == signatures[("e/a", "tool.single", "chars")]
-    assert loaded.lookup("e/a", "tool.single", "tokens") is None
+HANDWRITTEN = """\
+# Known-broken cells of engine 'e', in the order a person keeps them.
+schema = 3
+
+[[bug]]
+id = "drops-narration"
+reason = "drops the narration after the call"
+link = "https://example.org/1"
+# the detector keeps only the text before the first call
+cells = [
+    {parsers = ["e/a", "e/b"], cases = ["tool.content_after", "tool.content_between"], modes = ["batch", "token"]},
+    {parser = "e/c", case = "tool.content_after", modes = "*"},  # c as well
+]
+
+[[bug]]
+id = "greedy-regex"
+reason = "a greedy regex merges two calls"
+cells = [{parser = "e/a", case = "tool.content_between", modes = ["tokens"]}]
+"""
 
 
-def test_one_bug_in_different_modes_keeps_its_reason_once(tmp_path: Path) -> None:
-    """A bug that shows in other modes for another case is one table with a `cells` sub-table per place."""
-    reason = "drops the second of two calls in one delta"
-    entries = [KnownBroken("e/a", "tool.parallel", expand_modes(["whole", "chars"]), reason),
-               KnownBroken("e/a", "tool.duplicate", expand_modes(["whole", "bursts-8", "chars"]), reason)]
+def test_a_cell_may_cite_several_bugs() -> None:
+    from contract.matrix import judge
+
+    path = Path("e.toml")
+    known = _loaded(HANDWRITTEN)
+    assert [b.id for b in known.lookup("e/a", "tool.content_between", "tokens")] == ["drops-narration", "greedy-regex"]
+    assert known.lookup("e/a", "tool.content_between", "chars") == ()
+    assert known.bugs["drops-narration"].places[0] == Place(("e/a", "e/b"), ("tool.content_after",
+                                                            "tool.content_between"), expand_modes(["batch", "token"]))
+    record = {"parser": "e/a", "case": "tool.content_between", "mode": "tokens", "outcome": "fail", "notes": [],
+              "signature": SIGNATURE}
+    judged = judge(record, known)
+    assert (judged["outcome"], judged["bugs"], judged["link"]) == (
+        "xfail", ["drops-narration", "greedy-regex"], "https://example.org/1")
+    assert judged["reason"] == ("drops-narration: drops the narration after the call; "
+                                "greedy-regex: a greedy regex merges two calls")
+    assert path.name == "e.toml"
+
+
+def _loaded(text: str, directory: Path | None = None) -> expectations.Expectations:
+    import tempfile
+
+    folder = directory or Path(tempfile.mkdtemp())
+    path = folder / "e.toml"
+    path.write_text(text, encoding="utf-8")
+    return expectations.load(path, {"e/a", "e/b", "e/c"})
+
+
+def _cell(parser: str, case: str, mode: str, outcome: str) -> dict:
+    return {"engine": parser.split("/")[0], "parser": parser, "case": case, "mode": mode, "outcome": outcome, "signature": SIGNATURE}
+
+
+def test_update_edits_the_file_in_place(tmp_path: Path) -> None:
+    """A cell that passes now leaves its row (the row is rewritten as the rows of its other cells, where it
+    stood); rows and bugs not touched keep their text, comments and order; a new failure goes to an untriaged
+    bug at the end."""
     path = tmp_path / "e.toml"
-    expectations.write(path, "e", entries, {})
+    path.write_text(HANDWRITTEN, encoding="utf-8")
+    cells = [_cell("e/b", "tool.content_after", "tokens", "fixed"), _cell("e/a", "tool.content_between", "tokens",
+             "changed"), _cell("e/c", "tool.single", "chars", "fail"), _cell("other/x", "tool.single", "batch", "fail")]
+    assert update(path, "e", cells) == (1, 1, 1)
     text = path.read_text(encoding="utf-8")
-    assert text.count(reason) == 1 and text.count("[[known_broken.cells]]") == 2
-    tables = tomllib.loads(text)["known_broken"]
-    assert tables == [{"reason": reason, "cells": [
-        {"parser": "e/a", "case": "tool.duplicate", "modes": ["whole", "bursts-8", "chars"]},
-        {"parser": "e/a", "case": "tool.parallel", "modes": ["whole", "chars"]}]}]
-    assert sorted(expectations.load(path, {"e/a"}).entries.values(), key=lambda e: e.key) == \
-        sorted(entries, key=lambda e: e.key)
+    first, rest = HANDWRITTEN.split("cells = [\n    {parsers")
+    assert text.startswith(first) and "# c as well" in text and "# the detector keeps" in text
+    assert text.index("drops-narration") < text.index("greedy-regex") < text.index("untriaged-1")
+    known = expectations.load(path)
+    assert known.lookup("e/b", "tool.content_after", "tokens") == ()
+    assert known.lookup("e/b", "tool.content_after", "whole")[0].id == "drops-narration"
+    assert {c for c in known.bugs["drops-narration"].cells()} == {
+        (p, c, m) for p in ("e/a", "e/b") for c in ("tool.content_after", "tool.content_between")
+        for m in expand_modes(["batch", "token"])} - {("e/b", "tool.content_after", "tokens")} | {
+        ("e/c", "tool.content_after", m) for m in expand_modes("*")}
+    new = known.bugs["untriaged-1"]
+    assert (new.untriaged, new.reason, list(new.cells())) == (True, "untriaged: fails markers",
+                                                              [("e/c", "tool.single", "chars")])
+    assert known.recorded("e/c", "tool.single", "chars") == SIGNATURE
+    assert update(path, "e", cells[1:3]) == (0, 0, 0) and path.read_text(encoding="utf-8") == text  # settled
 
 
-GOOD = '[[known_broken]]\nparser = "e/a"\ncase = "tool.single"\nmodes = "*"\nreason = "r"\n'
+def test_render_writes_what_load_reads(tmp_path: Path) -> None:
+    bugs = [Bug("a-bug", "drops the call", (Place(("e/a",), ("tool.single", "tool.parallel"), ("batch",)),),
+                "https://example.org/2"),
+            Bug("b-bug", "keeps a marker", (Place(("e/a", "e/b"), ("tool.single",), expand_modes("char")),))]
+    path = tmp_path / "e.toml"
+    path.write_text(render("e", [(bugs[0], ["a note on where it shows"]), (bugs[1], [])]), encoding="utf-8")
+    assert list(expectations.load(path, {"e/a", "e/b"}).bugs.values()) == bugs
+    assert "# a note on where it shows" in path.read_text(encoding="utf-8")
+
+
+GOOD = 'schema = 3\n[[bug]]\nid = "b"\nreason = "r"\ncells = [{parser = "e/a", case = "tool.single", modes = "*"}]\n'
 
 
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        (GOOD + 'mode = "batch"\n', "known_broken[0] (e/a, tool.single): unknown key 'mode'"),
-        (GOOD + "[known_brokn]\n", "unknown table or key 'known_brokn'"),
+        (GOOD.replace('modes = "*"', 'mode = "batch", modes = "*"'), "bug 'b' cells[0]: unknown key 'mode'"),
+        (GOOD + "[bugs]\n", "unknown table or key 'bugs'"),
         (GOOD.replace('reason = "r"', 'reason = "r"\nuntriaged = "false"'),
-         "known_broken[0] (e/a, tool.single): key 'untriaged' has the wrong type: 'false'"),
-        (GOOD.replace('reason = "r"', 'reason = "  "'), "known_broken[0] (e/a, tool.single): key 'reason' is empty"),
-        (GOOD.replace('"e/a"', '"e/zz"'), "known_broken[0] (e/zz, tool.single): key 'parser': no parser 'e/zz'"),
+         "bug 'b': key 'untriaged' has the wrong type: 'false'"),
+        (GOOD.replace('reason = "r"', 'reason = "  "'), "bug 'b': key 'reason' is empty"),
+        (GOOD.replace('reason = "r"', 'reason = "drops the call (bursts / boundaries)"'),
+         "bug 'b': key 'reason' restates modes ('bursts'"),
+        (GOOD.replace('reason = "r"', 'reason = "chars: drops the call"'), "key 'reason' restates modes ('chars')"),
+        (GOOD.replace('"e/a"', '"e/zz"'), "bug 'b' cells[0]: key 'parser': no parser 'e/zz'"),
         (GOOD.replace('"e/a"', '"other/a"'), "key 'parser': 'other/a' is not a parser of engine 'e'"),
         (GOOD.replace("tool.single", "tool.singel"), "key 'case': no case 'tool.singel' in the catalog"),
         (GOOD.replace('"*"', '["tokenz"]'), "key 'modes': unknown mode 'tokenz'"),
-        (GOOD.replace('modes = "*"\n', ""), "key 'modes' is missing"),
-        (GOOD + "\n" + GOOD, "known_broken[1] ('e/a', 'tool.single'): this (parser, case) is in an earlier entry"),
-        (GOOD.replace('parser = "e/a"', 'parser = "e/a"\nparsers = ["e/a"]'),
+        (GOOD.replace(', modes = "*"', ""), "bug 'b' cells[0]: key 'modes' is missing"),
+        (GOOD + GOOD.split("\n", 1)[1], "bug[1]: key 'id': 'b' names an earlier bug too"),
+        (GOOD.replace('id = "b"', 'id = "Bad Id"'), "key 'id': 'Bad Id' is not an id"),
+        (GOOD.replace('id = "b"\n', ""), "bug[0]: key 'id' is missing"),
+        (GOOD.replace('modes = "*"}]', 'modes = "*"}, {parsers = ["e/a"], case = "tool.single", modes = ["batch"]}]'),
+         "bug 'b' cells[1]: cell e/a:tool.single:batch is in an earlier row too"),
+        (GOOD.replace('parser = "e/a"', 'parser = "e/a", parsers = ["e/a"]'),
          "give exactly one of 'parser' and 'parsers'"),
         (GOOD.replace('reason = "r"', 'reason = "r"\nlink = "issue 12"'), "key 'link' is not an http(s) URL"),
-        ("known_broken = [", "not valid TOML"),
-        ('[[known_broken]]\nreason = "r"\n[[known_broken.cells]]\nparser = "e/a"\ncase = "tool.single"\n'
-         'modes = "*"\nreason = "again"\n', "known_broken[0].cells[0] (e/a, tool.single): unknown key 'reason'"),
-        ('[[known_broken]]\nreason = "r"\ncells = []\n', "known_broken[0]: key 'cells' is empty"),
+        ("bug = [", "not valid TOML"),
+        (GOOD.replace("cells = [{", "cells = []\nx = [{"), "bug 'b': unknown key 'x'"),
+        (GOOD.replace("schema = 3", "schema = 2"), "key 'schema': 2, expected 3"),
+        ('[[known_broken]]\nparser = "e/a"\n', "[[known_broken]] entries are the old form"),
     ],
 )
-def test_bad_expectation_file_names_file_entry_and_key(tmp_path: Path, body: str, message: str) -> None:
+def test_bad_expectation_file_names_file_bug_and_key(tmp_path: Path, body: str, message: str) -> None:
     path = tmp_path / "e.toml"
     path.write_text(body, encoding="utf-8")
     with pytest.raises(expectations.ExpectationError) as error:
@@ -181,36 +245,38 @@ def test_bad_signature_line_names_the_line(tmp_path: Path) -> None:
 
 
 def test_shipped_expectation_files_are_valid_and_reviewable() -> None:
-    """Every shipped file loads against its engine's parsers; none repeats a (parser, case) or a reason;
-    each is small enough to review."""
+    """Every shipped file loads against its engine's parsers (which rejects a reason that restates modes); no
+    reason is written twice, no bug is left untriaged, and every bug explains a cell."""
     from contract.adapter import engine_module
     from contract.matrix import parser_names
     from fixtures import EXPECTATIONS_DIR
 
     for path in sorted([*EXPECTATIONS_DIR.glob("*.toml"), *EXPECTATIONS_DIR.glob("synthetic/*.toml")]):
         known = expectations.load(path, parser_names(engine_module(path.stem)))
-        assert path.stat().st_size < 200_000, path
-        reasons = [t["reason"] for t in tomllib.loads(path.read_text(encoding="utf-8")).get("known_broken", [])]
+        reasons = [bug.reason for bug in known.bugs.values()]
         assert len(reasons) == len(set(reasons)), f"{path}: a reason written twice"
-        assert all(not e.untriaged for e in known.entries.values()), f"{path}: untriaged entries left"
+        assert all(not bug.untriaged for bug in known.bugs.values()), f"{path}: untriaged bugs left"
 
 
 def test_tiers_agree_on_families_without_a_real_vocabulary() -> None:
-    """Both tiers grade those families on the same synthetic tokens: their known-broken cells must not drift
-    apart (a reason shared with a real-vocabulary family may be worded for both)."""
+    """Both tiers grade those families on the same synthetic tokens: the bugs their cells cite must not drift
+    apart; and an id names the same bug in both tiers' files."""
     from contract.adapter import engine_module
     from fixtures import EXPECTATIONS_DIR, all_families, family
 
     synthetic_only = {name for name, f in all_families().items() if f.vocabulary is None}
 
-    def entries(path: Path) -> dict[tuple[str, str], tuple[str, ...]]:
+    def cited(path: Path) -> dict[tuple[str, str, str], set[str]]:
         mapping = engine_module(path.stem).mapping
-        return {key: e.modes for key, e in expectations.load(path).entries.items()
-                if mapping.get(key[0].split("/", 1)[1]) in synthetic_only}
+        return {cell: set(bugs) for cell, bugs in expectations.load(path).cited.items()
+                if mapping.get(cell[0].split("/", 1)[1]) in synthetic_only}
 
     assert family("kimi_k2").vocabulary is None
     for path in sorted(EXPECTATIONS_DIR.glob("*.toml")):
-        assert entries(path) == entries(EXPECTATIONS_DIR / "synthetic" / path.name), path.name
+        assert cited(path) == cited(EXPECTATIONS_DIR / "synthetic" / path.name), path.name
+        real, synthetic = (expectations.load(p).bugs for p in (path, EXPECTATIONS_DIR / "synthetic" / path.name))
+        assert {i: real[i].reason for i in real.keys() & synthetic.keys()} == {
+            i: synthetic[i].reason for i in real.keys() & synthetic.keys()}, f"{path.name}: one id, two reasons"
 
 
 def test_unmapped_parsers_are_unimplemented_and_fail_the_run(tmp_path: Path) -> None:
@@ -232,22 +298,28 @@ def test_missing_engine_is_skip_not_failure(tmp_path: Path) -> None:
 
 
 def test_mirror_copies_only_the_given_parsers(tmp_path: Path) -> None:
-    """The synthetic tier's file takes the real tier's entries (and signatures) for the parsers of families both
-    tiers tokenize alike, and keeps its own for the rest."""
+    """The synthetic tier's file takes the real tier's bugs (same ids) and signatures for the parsers of families
+    both tiers tokenize alike, and keeps its own for the rest."""
     real, synthetic = tmp_path / "e.toml", tmp_path / "synthetic" / "e.toml"
-    signature = {"status": "fail", "checks": ["markers"], "observed": None}
-    expectations.write(real, "e", [KnownBroken("e/kimi", "tool.single", ("chars",), "kimi leaks a fragment"),
-                                   KnownBroken("e/hermes", "tool.single", ("batch",), "real-tier hermes bug")],
-                       {("e/kimi", "tool.single", "chars"): signature})
-    expectations.write(synthetic, "e", [KnownBroken("e/kimi", "tool.none", ("batch",), "stale kimi entry"),
-                                        KnownBroken("e/hermes", "tool.none", ("tokens",), "synthetic hermes bug")], {})
-    assert expectations.mirror(real, synthetic, "e", {"e/kimi"}) == 1
+    synthetic.parent.mkdir()
+    real.write_text(render("e", [
+        (Bug("kimi-leak", "kimi leaks a fragment", (Place(("e/kimi",), ("tool.single",), ("chars",)),)), []),
+        (Bug("hermes-real", "real-tier hermes bug", (Place(("e/hermes",), ("tool.single",), ("batch",)),)), [])]))
+    (tmp_path / "e.signatures.jsonl").write_text(json.dumps(
+        {"parser": "e/kimi", "case": "tool.single", "modes": ["chars"], "signature": SIGNATURE}) + "\n")
+    synthetic.write_text(render("e", [
+        (Bug("kimi-stale", "stale kimi bug", (Place(("e/kimi", "e/hermes"), ("tool.none",), ("batch",)),)), []),
+        (Bug("hermes-synthetic", "synthetic hermes bug", (Place(("e/hermes",), ("tool.none",), ("tokens",)),)),
+         [])]))
+    assert mirror(real, synthetic, "e", {"e/kimi"}) == 1
     mirrored = expectations.load(synthetic)
-    assert set(mirrored.entries) == {("e/kimi", "tool.single"), ("e/hermes", "tool.none")}
-    assert mirrored.entries[("e/kimi", "tool.single")].reason == "kimi leaks a fragment"
-    assert mirrored.recorded("e/kimi", "tool.single", "chars") == signature
+    assert {cell: bugs for cell, bugs in mirrored.cited.items()} == {
+        ("e/kimi", "tool.single", "chars"): ("kimi-leak",), ("e/hermes", "tool.none", "batch"): ("kimi-stale",),
+        ("e/hermes", "tool.none", "tokens"): ("hermes-synthetic",)}
+    assert mirrored.bugs["kimi-leak"].reason == "kimi leaks a fragment"
+    assert mirrored.recorded("e/kimi", "tool.single", "chars") == SIGNATURE
     before = synthetic.read_text(encoding="utf-8")
-    assert expectations.mirror(real, synthetic, "e", {"e/kimi"}) == 1
+    assert mirror(real, synthetic, "e", {"e/kimi"}) == 1
     assert synthetic.read_text(encoding="utf-8") == before
 
 

@@ -56,6 +56,7 @@ def sample_results() -> dict:
             examples=200,
             reason="known: splits markers",
             link="https://example.invalid/issue/1",
+            bugs=["splits-markers"],
         ),
         make_cell(case="tool.parallel"),
         make_cell(case="reasoning.basic", outcome="n/a", reason="no reasoning"),
@@ -67,6 +68,9 @@ def sample_results() -> dict:
         make_cell("sglang/kimi_k2", "tool.single", "batch", "skip", reason="sglang not installed"),
     ]
     results = make_results(cells)
+    results["run"]["engines"]["reference"]["bugs"] = {
+        "splits-markers": {"reason": "known: splits markers", "link": "https://example.invalid/issue/1",
+                           "untriaged": False}}
     results["run"]["engines"]["sglang"] = {
         "version": None,
         "available": False,
@@ -130,6 +134,10 @@ def test_matrix_in_browser(browser, tmp_path: Path) -> None:
     assert "xfail" in status and "200 examples" in status
     assert "known: splits markers" in page.locator("#detail").inner_text()
     assert page.locator("#detail-chunking .delta").count() == 0
+    page.locator("#detail-status a.tag").click()  # the bug it cites, in the page's known-broken list
+    assert page.evaluate("location.hash") == "#bug-reference/splits-markers"
+    assert "1 cell, 1 parser · known: splits markers" in page.locator("#bug-reference\\/splits-markers").inner_text()
+    page.locator('#detail-modes li[data-mode="random"]').click()
 
     page.locator("#detail-copy").click()
     page.keyboard.press("Escape")

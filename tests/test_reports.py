@@ -41,6 +41,7 @@ def make_cell(
         "outcome": outcome,
         "failures": [],
         "notes": [],
+        "bugs": [],
         "reason": None,
         "link": None,
         "untriaged": False,
@@ -200,7 +201,7 @@ def test_written_results_read_back_whole(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("mutate", "field"),
     [
-        (lambda d: d.update(schema=3), "schema"),
+        (lambda d: d.update(schema=4), "schema"),
         (lambda d: d.pop("schema"), "schema"),
         (lambda d: d.pop("cells"), "cells"),
         (lambda d: d.update(parsers={}), "parsers"),
@@ -439,7 +440,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_exit_2_on_wrong_schema(tmp_path: Path) -> None:
-    path = write(tmp_path, make_results([make_cell()]) | {"schema": 3})
+    path = write(tmp_path, make_results([make_cell()]) | {"schema": 4})
     done = run_cli(str(path))
     assert done.returncode == 2
     assert "schema" in done.stderr and str(path) in done.stderr
@@ -641,7 +642,7 @@ def test_summary_leads_with_what_needs_attention_grouped_per_parser_and_case() -
     text = markdown_summary(results)
     titles = re.findall(r"^### (.*)$", text, re.M)
     assert titles[:4] == ["Needs attention — Failing cells (3) · untriaged known-broken (1)", "Outcomes", "Parsers",
-                          "Known broken (top 3 reasons per parser)"]
+                          "Known broken, by bug (the 10 that explain most cells, per engine)"]
     attention = text.split("### Outcomes")[0]
     assert attention.count("matrix.html#cell=") == 3  # fail (two modes in one row), error, untriaged xfail
     assert re.search(r"\[`tool\.single`\]\(matrix\.html#cell=reference/hermes:tool\.single:tokens\)\s+\| `fail`\s+\| "
@@ -660,23 +661,60 @@ def test_nothing_needing_attention_takes_one_line() -> None:
     assert body == "No failing cells. No untriaged known-broken cells."
 
 
-def test_known_broken_lists_top_reasons_with_counts_and_links() -> None:
-    reasons = ["a"] * 4 + ["b"] * 3 + ["c"] * 2 + ["d"] + [None]
-    cells = [make_cell("vllm/hermes", f"tool.c{i:02d}", outcome="xfail", reason=reason,
-                       link="https://github.com/o/r/issues/1" if reason == "a" else None)
-             for i, reason in enumerate(reasons)]
+def test_known_broken_groups_cells_by_bug_with_link_and_repro() -> None:
+    from reports.summary import known_broken
+
+    cited = [["a"]] * 4 + [["b"]] * 2 + [["a", "b"]] + [["c"]] * 2 + [["d"]]
+    cells = [make_cell("vllm/hermes" if i % 2 else "vllm/qwen", f"tool.c{i:02d}", outcome="xfail", bugs=bugs)
+             for i, bugs in enumerate(cited)]
     cells.append(make_cell("vllm/hermes", "tool.ok"))
-    text = markdown_summary(make_results(cells))
-    section = text.split("### Known broken (top 3 reasons per parser)\n\n")[1]
-    lines = section.splitlines()
-    assert lines[0] == "- [`vllm/hermes`](matrix.html#parser-vllm/hermes): 11 known broken"
-    assert lines[1] == ("  - 4 × `a` · e.g. [`vllm/hermes:tool.c00:batch`](matrix.html#cell=vllm/hermes:tool.c00:batch)"
-                        " · [`https://github.com/o/r/issues/1`](https://github.com/o/r/issues/1)")
-    assert lines[2].startswith("  - 3 × `b` · e.g. [`vllm/hermes:tool.c04:batch`]")
-    assert lines[3].startswith("  - 2 × `c` · ")
-    assert lines[4] == "  - and 2 other reasons"
-    assert "4 × a · e.g. vllm/hermes:tool.c00:batch · https://github.com/o/r/issues/1" in terminal_summary(
-        make_results(cells))
+    results = make_results(cells)
+    results["run"]["engines"]["vllm"].update(build={"distribution": "vllm"}, bugs={
+        "a": {"reason": "drops the call", "link": "https://github.com/o/r/issues/1", "untriaged": False},
+        "b": {"reason": "keeps the marker", "link": None, "untriaged": False},
+        "c": {"reason": "untriaged: fails expected", "link": None, "untriaged": True},
+        "d": {"reason": "rewrites ids", "link": None, "untriaged": False}})
+    [engine] = known_broken(results, top=3)
+    assert (engine.engine, engine.cells, engine.other_bugs) == ("vllm", 10, 1)
+    assert [(b.id, b.count, b.untriaged) for b in engine.bugs] == [("a", 5, False), ("b", 3, False), ("c", 2, True)]
+    assert engine.bugs[0].parsers == ("vllm/qwen", "vllm/hermes") and engine.bugs[0].example["case"] == "tool.c00"
+
+    section = markdown_summary(results).split("per engine)\n\n")[1].splitlines()
+    assert section[0] == "- `vllm`: 10 known-broken cells"
+    assert section[1] == (
+        "  - `a`: 5 cells, 2 parsers · `drops the call` · e.g. [`vllm/qwen:tool.c00:batch`]"
+        "(matrix.html#cell=vllm/qwen:tool.c00:batch) · repro: `nox -s repro -- vllm/qwen:tool.c00:batch` · "
+        "[`https://github.com/o/r/issues/1`](https://github.com/o/r/issues/1)")
+    assert section[3].startswith("  - `c` (untriaged): 2 cells, ")
+    terminal = terminal_summary(results)
+    assert "  - b: 3 cells, 2 parsers · keeps the marker · e.g. vllm/qwen:tool.c04:batch · repro: nox -s repro" in terminal
+
+
+def test_html_lists_every_bug_with_its_cells() -> None:
+    cells = [make_cell("vllm/qwen", case, mode, outcome="xfail", bugs=bugs)
+             for case, mode, bugs in (("tool.a", "batch", ["a"]), ("tool.a", "tokens", ["a", "b<x>"]),
+                                      ("tool.b", "chars", ["a"]))]
+    results = make_results(cells)
+    results["run"]["engines"]["vllm"]["bugs"] = {
+        "a": {"reason": "drops the <call>", "link": "javascript:alert(1)", "untriaged": False},
+        "b<x>": {"reason": "second", "link": "https://github.com/o/r/issues/2", "untriaged": True}}
+    html = render_matrix(results)
+    section = html.split('<section id="known-broken"')[1].split("</section>")[0]
+    assert "vllm · 3 known-broken cells · 2 bugs" in section
+    assert '<li id="bug-vllm/a"><details>' in section and '<li id="bug-vllm/b%3Cx%3E"><details>' in section
+    assert "3 cells, 1 parser · drops the &lt;call&gt; · javascript:alert(1)</summary>" in section  # not a link
+    assert '<a href="https://github.com/o/r/issues/2"' in section and "untriaged" in section
+    assert '<a href="#cell=vllm/qwen:tool.a:batch">vllm/qwen · tool.a</a>: batch, tokens' in section
+    assert "repro: <code>pytest tests/test_matrix.py --parser vllm/qwen --case tool.a --mode batch</code>" in section
+
+
+def test_known_broken_of_a_file_without_bug_ids_groups_by_reason() -> None:
+    from reports.summary import known_broken
+
+    cells = [make_cell("vllm/hermes", f"tool.c{i}", outcome="xfail", reason=r) for i, r in enumerate("aab")]
+    [engine] = known_broken(make_results(cells))
+    assert [(b.id, b.reason, b.count) for b in engine.bugs] == [(None, "a", 2), (None, "b", 1)]
+    assert "(no bug id): 2 cells" in terminal_summary(make_results(cells))
 
 
 def test_link_targets_are_encoded_and_valid() -> None:

@@ -140,19 +140,18 @@ def _usage_error(args: list[str], cwd: Path = ROOT, **env: str) -> str:
         (["--case", "tool.nothing"], "tool.nothing"),
         (["--engine", "no.such.module"], "cannot import adapter module 'no.such.module'"),
         (["--hypothesis-profile", "thoro"], "--hypothesis-profile 'thoro': the matrix knows ci, thorough"),
-        (["--expectations", "{broken}"], "reference.toml: known_broken[0] (reference/hermes, tool.single): "
-                                          "unknown key 'mode'"),
-        (["--expectations", "{misspelt}"], "reference.toml: unknown table or key 'known_brokn'"),
+        (["--expectations", "{broken}"], "reference.toml: bug 'b' cells[0]: unknown key 'mode'"),
+        (["--expectations", "{misspelt}"], "reference.toml: unknown table or key 'bugs'"),
         (["--expectations", "{stale}"], "key 'parser': no parser 'reference/hermes_old'"),
     ],
 )
 def test_bad_input_stops_the_run_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     files = {
-        "broken": '[[known_broken]]\nparser = "reference/hermes"\ncase = "tool.single"\nmode = "batch"\n'
-                  'modes = "*"\nreason = "r"\n',
-        "misspelt": '[[known_brokn]]\nparser = "reference/hermes"\n',
-        "stale": '[[known_broken]]\nparser = "reference/hermes_old"\ncase = "tool.single"\nmodes = "*"\n'
-                 'reason = "r"\n',
+        "broken": 'schema = 3\n[[bug]]\nid = "b"\nreason = "r"\n'
+                  'cells = [{parser = "reference/hermes", case = "tool.single", mode = "batch", modes = "*"}]\n',
+        "misspelt": 'schema = 3\n[[bugs]]\nid = "b"\n',
+        "stale": 'schema = 3\n[[bug]]\nid = "b"\nreason = "r"\n'
+                 'cells = [{parser = "reference/hermes_old", case = "tool.single", modes = "*"}]\n',
     }
     for name, body in files.items():
         (tmp_path / name).mkdir()

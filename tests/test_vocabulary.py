@@ -127,8 +127,10 @@ def test_a_cell_says_which_tier_its_failure_needs(family_name: str, status: str,
     from contract.matrix import judge
 
     parser = f"vllm/{family_name}"
-    entry = expectations.KnownBroken(parser, "tool.single", ("tokens",), "a bug seen on the synthetic BPE")
-    other = expectations.Expectations({entry.key: entry} if other_knows else {}, {})
+    bug = expectations.Bug("synthetic-bug", "a bug seen on the synthetic BPE",
+                           (expectations.Place((parser,), ("tool.single",), ("tokens",)),))
+    other = expectations.Expectations({bug.id: bug}, {cell: (bug.id,) for cell in bug.cells()} if other_knows else {},
+                                      {})
     record = {"parser": parser, "family": family_name, "case": "tool.single", "mode": "tokens", "outcome": status,
               "notes": [], "signature": {"status": status}, "vocabulary": vocabulary_label(all_families()[family_name])}
     judged = judge(record, expectations.NONE, ("synthetic", other))

@@ -225,8 +225,8 @@ def script(replayed: Replayed, parts: EngineRepro, tokenizer_file: str) -> str:
     verdict = "passes" if replayed.status == "pass" else f"{replayed.status}s"
     known = expectations.load(expectations_dir(vocabulary_tier()) / f"{replayed.engine.name}.toml").lookup(
         cell.parser, cell.case, cell.mode)
-    if known is not None:
-        verdict += f" (known broken: {known.reason}" + (f"; {known.link}" if known.link else "") + ")"
+    for bug in known:
+        verdict += f"\n(known broken, bug {bug.id}: {bug.reason}" + (f"; {bug.link}" if bug.link else "") + ")"
     failures = "\n".join(f"  {f.check}: {f.detail}" for f in replayed.failures) or "  (none)"
     header = _comment(
         f"Standalone reproduction of conformance-matrix cell {cell.id}\n"

@@ -1,4 +1,4 @@
-"""Refresh the KnownBroken files from runs (`nox -s update_expectations`), or mirror synthetic-only entries.
+"""Refresh the KnownBroken files from runs, in place (`nox -s update_expectations`), or mirror synthetic-only bugs.
 
     python -m contract.cli.update_expectations RESULTS... [--dir DIR]
     python -m contract.cli.update_expectations --mirror ENGINE...
@@ -10,7 +10,8 @@ import argparse
 from pathlib import Path
 
 from contract.adapter import engine_module
-from contract.expectations import ExpectationError, mirror, update
+from contract.expectations import ExpectationError
+from contract.expectations.edit import mirror, update
 from fixtures import all_families, expectations_dir
 from reports.load import load_results
 
@@ -45,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
             except ExpectationError as exc:
                 print(exc)
                 return 2
-            print(f"{path}: {added} modes added (untriaged), {refreshed} signatures refreshed, {removed} modes removed")
+            print(f"{path}: {added} cells added (untriaged), {refreshed} signatures refreshed, {removed} cells removed")
     return 0
 
 
