@@ -33,6 +33,7 @@ from contract.isolation import IsolatedGrader, Limits
 from contract.matrix import Cell, CellGroup, grouped, parse_shard, parser_names, plan, settled, shard
 from contract.profiles import CI, EXAMPLES
 from contract.provenance import installed_build
+from contract.record import CellRecord
 from contract.tokenizer import REAL, SYNTHETIC, TIERS, use_vocabulary, vocabulary_label
 from contract.vocabulary import missing_vocabularies
 from fixtures import all_families, expectations_dir
@@ -284,7 +285,7 @@ def rerun(pytestconfig: pytest.Config):
     def of(cell: Cell) -> str:
         if cell.engine not in templates:
             templates[cell.engine] = rerun_template(pytestconfig, cell.engine)
-        return rerun_of(templates[cell.engine], {"parser": cell.parser, "case": cell.case, "mode": cell.mode})
+        return rerun_of(templates[cell.engine], cell.parser, cell.case, cell.mode)
 
     return of
 
@@ -349,9 +350,9 @@ def _families_json() -> list[dict[str, Any]]:
     return rows
 
 
-def _cited_bugs(config: pytest.Config, engine: str, cells: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _cited_bugs(config: pytest.Config, engine: str, cells: list[CellRecord]) -> dict[str, dict[str, Any]]:
     """The KnownBroken bugs the engine's cells cite, by id, in the file's order."""
-    cited = {bug for cell in cells if cell["engine"] == engine for bug in cell["bugs"]}
+    cited = {bug for cell in cells if cell.engine == engine for bug in cell.bugs}
     known = expectations.load(_expectations(config) / f"{engine}.toml")
     return {bug.id: {"reason": bug.reason, "link": bug.link or None, "untriaged": bug.untriaged}
             for bug in known.bugs.values() if bug.id in cited}
@@ -372,12 +373,12 @@ def _document(config: pytest.Config, parts: results_file.Parts) -> dict[str, Any
                                 "coverage": [row.to_json() for row in loaded.coverage] if available else [],
                                 "bugs": _cited_bugs(config, module.name, parts.cells)}
     cells = parts.cells
-    graded = {cell["parser"] for cell in cells}  # a filtered run lists only the parsers it graded
+    graded = {cell.parser for cell in cells}  # a filtered run lists only the parsers it graded
     for cell in _cells(config):
         if cell.parser in graded:
             parsers.setdefault(cell.parser, {"engine": cell.engine_name, "parser": cell.parser,
                                              "family": cell.family, "version": engines[cell.engine_name]["version"]})
-    named = {cell["sample"] for cell in cells}
+    named = {cell.sample for cell in cells}
     return {
         "schema": SCHEMA,
         "run": {
@@ -439,7 +440,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def _plan_order(config: pytest.Config):  # noqa: ANN202 - a sort key
     """Cells in plan order, whichever worker graded them (so a run's file does not depend on scheduling)."""
     order = {(c.parser, c.case, c.mode): n for n, c in enumerate(_cells(config))}
-    return lambda cell: order.get((cell["parser"], cell["case"], cell["mode"]), len(order))
+    return lambda cell: order.get((cell.parser, cell.case, cell.mode), len(order))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

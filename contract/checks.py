@@ -18,16 +18,8 @@ from .compare import matches, normalized, squeeze
 from .expected import Expected, ExpectedMessage
 from .family import Sample
 from .model import Chunk, Delta, Message
+from .record import Failure
 from .rendering import Kind
-
-
-@dataclass(frozen=True)
-class Failure:
-    check: str
-    detail: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"check": self.check, "detail": self.detail}
 
 
 @dataclass(frozen=True)

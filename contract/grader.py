@@ -20,9 +20,11 @@ from .chunking import Mode, deterministic_chunkings, mode
 from .compare import normalized
 from .family import Family, NotApplicable, Sample, Unimplemented
 from .grading import Graded, Subject, grade
-from .matrix import REASONING_IN_CONTENT, SLOWDOWN_MODES, Cell, base_record, sample_key, settled
+from .matrix import REASONING_IN_CONTENT, SLOWDOWN_MODES, Cell, identity, sample_key, settled
+from .outcome import Outcome
 from .profiles import profile
 from .progress import Call, Progress
+from .record import CellRecord, Failure
 from .tokenizer import TokenStream, family_stream
 
 
@@ -97,18 +99,19 @@ class Grader:
             self._subjects[key] = Subject(parser, family, sample, self._stream(family, sample), self.progress)
         return self._subjects[key]
 
-    def grade(self, cell: Cell, announce: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-        """The cell's record; `announce` gets it once the input is known, before the parser runs."""
+    def grade(self, cell: Cell, announce: Callable[[dict[str, Any]], None] | None = None) -> CellRecord:
+        """The cell's record; `announce` gets its fields known so far (what is graded, and the sample) before
+        the parser runs."""
         started = time.perf_counter()
-        record = base_record(cell)
+        record = identity(cell)  # the record's fields, gathered as grading finds them
         try:
             self._grade_into(cell, record, announce or (lambda record: None))
         except Exception as exc:  # noqa: BLE001 - the framework reports, it does not stop the run
             record.update(outcome="error", error="".join(traceback.format_exception(exc))[-4000:],
-                          failures=[{"check": "error", "detail": f"{type(exc).__name__}: {exc}"}],
+                          failures=(Failure("error", f"{type(exc).__name__}: {exc}"),),
                           signature=expectations.signature("error", ["error"], None))
-        record["duration_s"] = round(time.perf_counter() - started, 4)
-        return record
+        return CellRecord(**{**record, "outcome": Outcome(record["outcome"]),
+                             "duration_s": round(time.perf_counter() - started, 4)})
 
     def _grade_into(self, cell: Cell, record: dict[str, Any], announce: Callable[[dict[str, Any]], None]) -> None:
         the_case = case(cell.case)
@@ -144,7 +147,8 @@ class Grader:
         self.spent_s += subject.spent_s - spent
         _record_graded(the_case, graded, record)
         if engine.holdback_unmeasurable and the_mode.streaming:
-            record.update(holdback=None, notes=[*record["notes"], f"holdback and incremental streaming not measurable: {engine.holdback_unmeasurable}"])
+            record.update(holdback=None, notes=(*record["notes"], "holdback and incremental streaming not "
+                                                f"measurable: {engine.holdback_unmeasurable}"))
         record["parse_cpu_s"] = round(sum(subject.cpu_s.values()), 6)
         if engine.name != "reference" and cell.mode in SLOWDOWN_MODES and graded.status != "error":
             own = subject.cpu_s["parse" if the_mode.name == "batch" else "stream"]
@@ -182,10 +186,10 @@ def _record_graded(the_case: Case, graded: Graded, record: dict[str, Any]) -> No
     observed = graded.observed
     record.update(
         outcome=graded.status,
-        failures=[f.to_json() for f in graded.failures],
-        notes=list(graded.notes),
+        failures=graded.failures,
+        notes=graded.notes,
         observed=observed.to_json() if observed is not None else None,
-        chunking=list(graded.chunking) if graded.chunking is not None else None,
+        chunking=graded.chunking,
         holdback=graded.holdback,
         withheld=graded.withheld,
         examples=graded.examples,

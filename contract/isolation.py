@@ -40,8 +40,9 @@ from typing import IO, Any
 
 from . import expectations, progress
 from .family import load_families
-from .matrix import Cell, base_record
+from .matrix import Cell, identity
 from .progress import Call, Snapshot
+from .record import CellRecord
 from .schedule import Schedule
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -163,7 +164,7 @@ class Graded:
     """A cell's record as the worker answered (or as the controller wrote it for a stopped worker), and
     the samples table entries it brought (a sample is sent once per worker)."""
 
-    record: dict[str, Any]
+    record: CellRecord
     samples: dict[str, dict[str, Any]]
 
 
@@ -273,7 +274,7 @@ class IsolatedGrader:
     def _watch(self, slot: _Slot) -> None:
         """Start watching the next cell of the slot."""
         assert slot.worker is not None
-        slot.skeleton, slot.started = base_record(slot.cells[0]), time.perf_counter()
+        slot.skeleton, slot.started = identity(slot.cells[0]), time.perf_counter()
         slot.watchdog = Watchdog(self.limits, _rss_mb(slot.worker.process.pid))
 
     def _pump(self) -> None:
@@ -305,7 +306,7 @@ class IsolatedGrader:
                 slot.skeleton = message["record"]
                 continue
             self.spent_s += message["spent_s"]
-            self._answered(slot, Graded(message["record"], slot.samples))
+            self._answered(slot, Graded(CellRecord.from_json(message["record"]), slot.samples))
             if slot.group is None:
                 return
             self._watch(slot)
@@ -353,11 +354,11 @@ class IsolatedGrader:
         slot.worker = None
         detail = f"{cause}, in {doing}"
         stderr = worker.stderr_tail()
-        record = slot.skeleton
-        record.update(outcome=status, failures=[{"check": status, "detail": detail}],
-                      error=detail + (f"\n\nworker stderr (tail):\n{stderr}" if stderr else ""),
-                      signature=expectations.signature(status, [status], None),
-                      duration_s=round(time.perf_counter() - slot.started, 4))
+        record = CellRecord.from_json({
+            **slot.skeleton, "outcome": status, "failures": [{"check": status, "detail": detail}],
+            "error": detail + (f"\n\nworker stderr (tail):\n{stderr}" if stderr else ""),
+            "signature": expectations.signature(status, [status], None),
+            "duration_s": round(time.perf_counter() - slot.started, 4)})
         self._answered(slot, Graded(record, slot.samples))
         self._send(slot)
 
@@ -374,7 +375,7 @@ def _serve(progress_path: Path, profile: str, families: str) -> None:
 
     def send(record: dict[str, Any], final: bool) -> None:
         # ASCII on the pipe: any text a parser produced (even a lone surrogate) survives the trip
-        key = record["sample"]
+        key = record.get("sample")
         message: dict[str, Any] = {"final": final, "record": record,
                                    "samples": {key: grader.samples[key]} if key is not None and key not in sent else {}}
         sent.update(message["samples"])
@@ -387,7 +388,7 @@ def _serve(progress_path: Path, profile: str, families: str) -> None:
         for fields in json.loads(line):
             spent = grader.spent_s
             record = grader.grade(Cell(**fields), announce=lambda skeleton: send(skeleton, False))
-            send(record, True)
+            send(record.to_json(), True)
 
 
 if __name__ == "__main__":

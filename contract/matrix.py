@@ -9,15 +9,16 @@ the checks, so the processes that only plan and judge stay light. The families a
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from . import expectations
 from .adapter import EngineModule, engine_module
 from .catalog import CATALOG, case
-from .chunking import MODES, Mode, mode
+from .chunking import MODES, mode
 from .family import Family, NotApplicable, Unimplemented
-from .outcome import GRADED
+from .outcome import GRADED, Outcome
+from .record import CellRecord
 from .tokenizer import vocabulary_label
 
 
@@ -138,30 +139,30 @@ def settled(cell: Cell, registry: Mapping[str, Family]) -> dict[str, Any] | None
     return None
 
 
-def judge(record: dict[str, Any], known: expectations.Expectations,
-          other_tier: tuple[str, expectations.Expectations] | None = None) -> dict[str, Any]:
+def judge(record: CellRecord, known: expectations.Expectations,
+          other_tier: tuple[str, expectations.Expectations] | None = None) -> CellRecord:
     """Turn a graded status into the cell's verdict against what is known about it (xfail, fixed, changed);
     with the other vocabulary tier's expectations (given for a family the two tiers grade on different
     tokens), a note says which tier a failure needs."""
-    status = record["outcome"]
+    status = record.outcome
     if status not in GRADED:
         return record
+    notes = record.notes
     if other_tier is not None:
-        note = _tier_note(status != "pass", *other_tier, record)
-        if note:
-            record["notes"] = [*record["notes"], note]
-    bugs = known.lookup(record["parser"], record["case"], record["mode"])
-    recorded = known.recorded(record["parser"], record["case"], record["mode"])
-    verdict = expectations.resolve(status, record["signature"] or {}, bool(bugs), recorded)
-    record.update(outcome=verdict.outcome, diff=verdict.diff)
+        note = _tier_note(status != Outcome.PASS, *other_tier, record)
+        notes += (note,) if note else ()
+    bugs = known.lookup(record.parser, record.case, record.mode)
+    recorded = known.recorded(record.parser, record.case, record.mode)
+    verdict = expectations.resolve(status, record.signature or {}, bool(bugs), recorded)
+    known_fields: dict[str, Any] = {}
     if bugs:
-        record.update(bugs=[bug.id for bug in bugs], reason=known_reason(bugs),
-                      link=next((bug.link for bug in bugs if bug.link), None),
-                      untriaged=any(bug.untriaged for bug in bugs))
-    if verdict.outcome == "fixed":
-        record["reason"] = (f"known broken (bug {', '.join(record['bugs'])}) but passes now: "
-                            "`nox -s update_expectations` takes it out of the bug's cells")
-    return record
+        ids = tuple(bug.id for bug in bugs)
+        known_fields = {"bugs": ids, "reason": known_reason(bugs), "untriaged": any(bug.untriaged for bug in bugs),
+                        "link": next((bug.link for bug in bugs if bug.link), None)}
+        if verdict.outcome == Outcome.FIXED:
+            known_fields["reason"] = (f"known broken (bug {', '.join(ids)}) but passes now: "
+                                      "`nox -s update_expectations` takes it out of the bug's cells")
+    return replace(record, outcome=Outcome(verdict.outcome), diff=verdict.diff, notes=notes, **known_fields)
 
 
 def known_reason(bugs: Sequence[expectations.Bug]) -> str:
@@ -171,26 +172,24 @@ def known_reason(bugs: Sequence[expectations.Bug]) -> str:
     return "; ".join(f"{bug.id}: {bug.reason}" for bug in bugs)
 
 
-def _tier_note(failing: bool, tier: str, other: expectations.Expectations, record: dict[str, Any]) -> str | None:
+def _tier_note(failing: bool, tier: str, other: expectations.Expectations, record: CellRecord) -> str | None:
     """Whether the cell fails on the other vocabulary tier too (each tier is triaged in full)."""
-    there = bool(other.lookup(record["parser"], record["case"], record["mode"]))
+    there = bool(other.lookup(record.parser, record.case, record.mode))
     if failing:
         return (f"vocabulary: known broken on the {tier} tier too" if there else
-                f"vocabulary: fails on {record['vocabulary']} only; passes on the {tier} tier")
-    return (f"vocabulary: passes on {record['vocabulary']}; known broken on the {tier} tier only "
+                f"vocabulary: fails on {record.vocabulary} only; passes on the {tier} tier")
+    return (f"vocabulary: passes on {record.vocabulary}; known broken on the {tier} tier only "
             f"(--vocabulary {tier} shows it)") if there else None
 
 
-def base_record(cell: Cell) -> dict[str, Any]:
-    the_case = case(cell.case)
-    the_mode: Mode = mode(cell.mode)
-    return {
-        "engine": cell.engine_name, "parser": cell.parser, "family": cell.family, "case": cell.case,
-        "kind": the_case.kind, "mode": cell.mode, "tier": the_mode.tier,
-        "vocabulary": cell.vocabulary,
-        "outcome": None, "failures": [],
-        "notes": [], "bugs": [], "reason": None, "link": None, "untriaged": False, "diff": None, "sample": None,
-        "observed": None, "chunking": None, "holdback": None, "withheld": None, "examples": None,
-        "duration_s": 0.0, "parse_cpu_s": None, "reference_cpu_s": None, "slowdown": None, "error": None,
-        "signature": None, "rerun": None,
-    }
+def identity(cell: Cell) -> dict[str, Any]:
+    """The fields of a cell's record its plan tells: what is graded, before any grading."""
+    return {"engine": cell.engine_name, "parser": cell.parser, "family": cell.family, "case": cell.case,
+            "kind": case(cell.case).kind, "mode": cell.mode, "tier": mode(cell.mode).tier,
+            "vocabulary": cell.vocabulary}
+
+
+def settled_record(cell: Cell, registry: Mapping[str, Family]) -> CellRecord | None:
+    """The record of a cell whose outcome needs no engine (n/a, unimplemented), else None."""
+    early = settled(cell, registry)
+    return None if early is None else CellRecord(**identity(cell), **{**early, "outcome": Outcome(early["outcome"])})

@@ -20,6 +20,8 @@ from typing import IO, Any
 
 from reports.load import write_results
 
+from .record import CellRecord, RecordError
+
 
 def parts_dir(results: Path) -> Path:
     """Where one run's processes log their records: its own folder beside the results file."""
@@ -81,9 +83,9 @@ class RecordLog:
         self.path = directory / f"{worker}.jsonl"
         self._file = self.path.open("a", encoding="utf-8")
 
-    def write(self, record: dict[str, Any], samples: dict[str, dict[str, Any]] | None = None) -> None:
+    def write(self, record: CellRecord, samples: dict[str, dict[str, Any]] | None = None) -> None:
         lines = [{"samples": samples}] if samples else []
-        lines.append({"cell": record})
+        lines.append({"cell": record.to_json()})
         self._file.write("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
         self._file.flush()
 
@@ -107,7 +109,7 @@ def remove_parts(directory: Path) -> None:
 class Parts:
     """What a run's processes logged."""
 
-    cells: list[dict[str, Any]] = field(default_factory=list)
+    cells: list[CellRecord] = field(default_factory=list)
     samples: dict[str, dict[str, Any]] = field(default_factory=dict)
     parser_cpu_s: float = 0.0
 
@@ -122,11 +124,13 @@ def read_parts(directory: Path) -> Parts:
             try:
                 entry = json.loads(line)
                 if "cell" in entry:
-                    parts.cells.append(entry["cell"])
+                    parts.cells.append(CellRecord.from_json(entry["cell"]))
                 elif "samples" in entry:
                     parts.samples.update(entry["samples"])
                 else:
                     parts.parser_cpu_s += entry["parser_cpu_s"]
+            except RecordError as exc:
+                raise ValueError(f"{part}: line {n + 1}: not a cell record: {exc}") from exc
             except (ValueError, KeyError, TypeError) as exc:
                 raise ValueError(f"{part}: line {n + 1} is not a JSON record: {exc}") from exc
     return parts

@@ -12,10 +12,10 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tabulate import tabulate
 
+from contract.record import CellRecord
 from reports.merge import load_merged
 
 Key = tuple[str, str, str]
@@ -29,19 +29,19 @@ class Difference:
     signature_changed: bool  # same outcome, different failure
 
 
-def _by_key(cells: Iterable[dict[str, Any]]) -> dict[Key, dict[str, Any]]:
-    return {(c["parser"], c["case"], c["mode"]): c for c in cells}
+def _by_key(cells: Iterable[CellRecord]) -> dict[Key, CellRecord]:
+    return {(c.parser, c.case, c.mode): c for c in cells}
 
 
-def differences(before: Iterable[dict[str, Any]], after: Iterable[dict[str, Any]]) -> list[Difference]:
+def differences(before: Iterable[CellRecord], after: Iterable[CellRecord]) -> list[Difference]:
     """Cells whose outcome or signature differs, and cells present in only one of the two, in key order."""
     old, new = _by_key(before), _by_key(after)
     found = []
     for key in sorted(old.keys() | new.keys()):
         a, b = old.get(key), new.get(key)
-        outcome_a = a["outcome"] if a else "absent"
-        outcome_b = b["outcome"] if b else "absent"
-        signature_changed = bool(a and b and a.get("signature") != b.get("signature"))
+        outcome_a = str(a.outcome) if a else "absent"
+        outcome_b = str(b.outcome) if b else "absent"
+        signature_changed = bool(a and b and a.signature != b.signature)
         if outcome_a != outcome_b or signature_changed:
             found.append(Difference(key, outcome_a, outcome_b, signature_changed and outcome_a == outcome_b))
     return found

@@ -21,6 +21,7 @@ from typing import Any
 from tabulate import tabulate
 
 from contract.outcome import FAILING, PASSING
+from contract.record import CellRecord
 from reports.merge import load_merged
 from reports.summary import cell_vocabulary
 from reports.text import inert_markdown, inert_terminal
@@ -93,38 +94,37 @@ class Gate:
         }
 
 
-def _key(cell: Mapping[str, Any]) -> Key:
-    return cell["parser"], cell["case"], cell["mode"]
+def _key(cell: CellRecord) -> Key:
+    return cell.parser, cell.case, cell.mode
 
 
-def _detail(cell: Mapping[str, Any] | None) -> str:
+def _detail(cell: CellRecord | None) -> str:
     if not cell:
         return ""
-    failures = cell.get("failures") or []
-    if failures:
-        return f"{failures[0]['check']}: {failures[0]['detail']}"
-    return str(cell.get("error") or cell.get("reason") or "")
+    if cell.failures:
+        return f"{cell.failures[0].check}: {cell.failures[0].detail}"
+    return str(cell.error or cell.reason or "")
 
 
-def classify(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> str | None:
+def classify(before: CellRecord | None, after: CellRecord | None) -> str | None:
     """The transition kind of one cell, or None when nothing a reviewer needs changed."""
     if before is None:
         return "new"
     if after is None:
         return "removed"
-    a, b = before["outcome"], after["outcome"]
+    a, b = before.outcome, after.outcome
     if a in PASSING:
         return None if b in PASSING else "regression"
     if a in FAILING:
         if b in PASSING:
             return "improvement"
         if b in FAILING:  # xfail, fail or changed only say how a failure compares with the expectation files
-            return None if before.get("signature") == after.get("signature") else "changed"
+            return None if before.signature == after.signature else "changed"
         return "regression"  # was graded, now skipped or unimplemented: coverage lost
     return None if a == b else "new"  # n/a, skip, unimplemented before: nothing was graded to lose
 
 
-def transitions(before: Iterable[Mapping[str, Any]], after: Iterable[Mapping[str, Any]]) -> list[Transition]:
+def transitions(before: Iterable[CellRecord], after: Iterable[CellRecord]) -> list[Transition]:
     old = {_key(c): c for c in before}
     new = {_key(c): c for c in after}
     found = []
@@ -135,8 +135,8 @@ def transitions(before: Iterable[Mapping[str, Any]], after: Iterable[Mapping[str
             continue
         shown = a if kind in ("improvement", "removed") else b
         found.append(Transition(
-            kind, *key, a["outcome"] if a else "absent", b["outcome"] if b else "absent", _detail(shown),
-            (shown or {}).get("reason"), (b or {}).get("rerun"),
+            kind, *key, str(a.outcome) if a else "absent", str(b.outcome) if b else "absent", _detail(shown),
+            shown.reason if shown else None, b.rerun if b else None,
         ))
     return sorted(found, key=lambda t: KINDS.index(t.kind))
 
@@ -165,7 +165,7 @@ def cautions(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> list[
                      f"{', '.join(sorted(map(str, profiles[1])))}): random and chars cells saw different chunkings")
     if [c["id"] for c in baseline["cases"]] != [c["id"] for c in candidate["cases"]]:
         found.append("the case catalogs differ: grade both sides at the same commit of the matrix")
-    vocabulary = [{c["family"]: cell_vocabulary(c) for c in d["cells"]} for d in (baseline, candidate)]
+    vocabulary = [{c.family: cell_vocabulary(c) for c in d["cells"]} for d in (baseline, candidate)]
     moved = sorted(f for f in vocabulary[0].keys() & vocabulary[1].keys() if vocabulary[0][f] != vocabulary[1][f])
     if moved:
         found.append(f"{len(moved)} families were tokenized on different vocabularies ({', '.join(moved)}; e.g. "

@@ -13,6 +13,7 @@ from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
 from contract.outcome import SEVERITY
+from contract.record import CellRecord
 from reports.coverage import engine_coverage
 from reports.load import MODES, OUTCOMES
 from reports.schema import rerun_of
@@ -21,7 +22,6 @@ from reports.summary import (
     SYNTHETIC,
     all_parsers,
     cell_fragment,
-    cell_id,
     cell_vocabulary,
     count_outcomes,
     format_duration,
@@ -168,12 +168,13 @@ def _unified_lines(diff: str) -> list[tuple[str, str]]:
     ]
 
 
-def diff_blocks(cell: dict[str, Any]) -> list[dict[str, Any]]:
-    """Expected outcomes vs the observed message (one block per acceptable outcome), plus a `changed` diff.
+def diff_blocks(shown: dict[str, Any]) -> list[dict[str, Any]]:
+    """Expected outcomes vs the observed message (one block per acceptable outcome), plus a `changed` diff, from
+    a cell's `_diff_input`.
 
     Tool-call ids are compared only when the expected outcome pins them (a native id scheme).
     """
-    expected, observed = cell.get("expected") or [], cell.get("observed")
+    expected, observed = shown.get("expected") or [], shown.get("observed")
     blocks = []
     for number, alternative in enumerate(expected):
         label = alternative.get("label") or f"#{number + 1}"
@@ -191,8 +192,8 @@ def diff_blocks(cell: dict[str, Any]) -> list[dict[str, Any]]:
     if observed is not None and not expected:
         lines = _context_lines(_message_lines(observed, observed=True, ids=True))
         blocks.append({"title": "observed", "lines": lines})
-    if cell.get("diff"):
-        blocks.append({"title": "recorded (−) vs now observed (+)", "lines": _unified_lines(cell["diff"])})
+    if shown.get("diff"):
+        blocks.append({"title": "recorded (−) vs now observed (+)", "lines": _unified_lines(shown["diff"])})
     return blocks
 
 
@@ -220,11 +221,11 @@ class _Values:
         return None if raw is None else self.ref(kind, raw, shown)
 
 
-def _diff_input(cell: dict[str, Any]) -> dict[str, Any]:
+def _diff_input(cell: CellRecord) -> dict[str, Any]:
     """What `diff_blocks` reads of a cell; nothing for outcomes whose detail shows no diff."""
-    if cell["outcome"] in QUIET:
+    if cell.outcome in QUIET:
         return {}
-    return {"expected": cell.get("expected"), "observed": cell.get("observed"), "diff": cell.get("diff")}
+    return {"expected": cell.expected, "observed": cell.observed, "diff": cell.diff}
 
 
 def _shown_text(text: str) -> str | list[tuple[str, bool]]:
@@ -235,10 +236,10 @@ def _shown_text(text: str) -> str | list[tuple[str, bool]]:
     return runs[0][0] if len(runs) == 1 and not runs[0][1] else runs
 
 
-def _mode_detail(cell: dict[str, Any], values: _Values, rerun_template: str | None) -> dict[str, Any]:
+def _mode_detail(cell: CellRecord, values: _Values, rerun_template: str | None) -> dict[str, Any]:
     """What the page's script shows of a mode; keys without a value (None, False) are left out, and the rerun
     command too when the engine's template gives it."""
-    source = cell.get("input")
+    source = cell.input
     if source is not None:
         token_ids = source.get("token_ids")
         source = {
@@ -248,35 +249,35 @@ def _mode_detail(cell: dict[str, Any], values: _Values, rerun_template: str | No
             "context": values.ref("context", source.get("context") or {},
                                   lambda context: json.dumps(context, indent=2, ensure_ascii=False)),
         }
-    rerun = cell.get("rerun")
-    if rerun_template and rerun == rerun_of(rerun_template, cell):
+    rerun = cell.rerun
+    if rerun_template and rerun == rerun_of(rerun_template, cell.parser, cell.case, cell.mode):
         rerun = None
     detail = {
-        "mode": cell["mode"],
-        "tier": cell.get("tier"),
-        "outcome": cell["outcome"],
-        "failures": values.ref("list", cell.get("failures") or []),
-        "notes": values.ref("list", cell.get("notes") or []),
-        "reason": values.maybe("text", cell.get("reason")),
-        "link": cell.get("link"),
-        "untriaged": bool(cell.get("untriaged")),
-        "bugs": cell.get("bugs") or None,
+        "mode": cell.mode,
+        "tier": cell.tier,
+        "outcome": cell.outcome,
+        "failures": values.ref("list", [failure.to_json() for failure in cell.failures]),
+        "notes": values.ref("list", list(cell.notes)),
+        "reason": values.maybe("text", cell.reason),
+        "link": cell.link,
+        "untriaged": bool(cell.untriaged),
+        "bugs": list(cell.bugs) or None,
         "input": source,
         "diff": values.ref("diff", _diff_input(cell), lambda shown: diff_blocks(shown) if shown else []),
-        "chunking": values.maybe("chunking", cell.get("chunking"), lambda deltas: [_shown_text(d) for d in deltas]),
-        "holdback": cell.get("holdback"),
-        "examples": cell.get("examples"),
-        "duration_s": cell.get("duration_s"),
-        "parse_cpu_s": cell.get("parse_cpu_s"),
-        "slowdown": cell.get("slowdown"),
-        "error": values.maybe("text", cell.get("error")),
+        "chunking": values.maybe("chunking", cell.chunking, lambda deltas: [_shown_text(d) for d in deltas]),
+        "holdback": cell.holdback,
+        "examples": cell.examples,
+        "duration_s": cell.duration_s,
+        "parse_cpu_s": cell.parse_cpu_s,
+        "slowdown": cell.slowdown,
+        "error": values.maybe("text", cell.error),
         "rerun": rerun,
     }
     return {key: value for key, value in detail.items() if value is not None and value is not False}
 
 
-def _mode_key(cell: dict[str, Any]) -> tuple[int, str]:
-    return (MODES.index(cell["mode"]) if cell["mode"] in MODES else len(MODES), cell["mode"])
+def _mode_key(cell: CellRecord) -> tuple[int, str]:
+    return (MODES.index(cell.mode) if cell.mode in MODES else len(MODES), cell.mode)
 
 
 def script_json(value: Any) -> Markup:
@@ -311,16 +312,16 @@ class _Matrix:
         self.values = _Values()
         self.reruns = {engine: info["rerun"] for engine, info in results["run"]["engines"].items()
                        if info and info.get("rerun")}  # each engine's rerun command, {parser} {case} {mode} left
-        self.grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self.grouped: dict[tuple[str, str], list[CellRecord]] = {}
         for cell in results["cells"]:
-            self.grouped.setdefault((cell["parser"], cell["case"]), []).append(cell)
+            self.grouped.setdefault((cell.parser, cell.case), []).append(cell)
 
     def cell(self, parser: str, case: dict[str, Any]) -> dict[str, Any] | None:
         modes = sorted(self.grouped.get((parser, case["id"]), []), key=_mode_key)
         if not modes:
             return None
-        token_tier = [mode["outcome"] for mode in modes if not in_char_tier(mode)]
-        char_tier = [mode["outcome"] for mode in modes if in_char_tier(mode)]
+        token_tier = [mode.outcome for mode in modes if not in_char_tier(mode)]
+        char_tier = [mode.outcome for mode in modes if in_char_tier(mode)]
         outcome = worst_outcome(token_tier or char_tier)
         char_outcome = worst_outcome(char_tier) if char_tier and token_tier else None
         if char_outcome and worst_outcome([outcome, char_outcome]) == outcome:
@@ -334,7 +335,7 @@ class _Matrix:
                           for mode in modes],
             }
         )
-        summary = ", ".join(f"{mode['mode']} {SYMBOLS[mode['outcome']]}" for mode in modes)
+        summary = ", ".join(f"{mode.mode} {SYMBOLS[mode.outcome]}" for mode in modes)
         return {
             "parser": parser,
             "case": case["id"],
@@ -360,7 +361,7 @@ class _Matrix:
             "incremental_bad": bool(scores["incremental"]["cells"]),
             "speed": format_slowdown(scores["slowest"]),
             "speed_tip": _speed_tip(scores["slowest"]),
-            "slow": bool(scores["slowest"] and scores["slowest"]["slowdown"] >= SLOW_FACTOR),
+            "slow": bool(scores["slowest"] and scores["slowest"].slowdown >= SLOW_FACTOR),
         }
 
     def script_data(self) -> Markup:
@@ -374,11 +375,11 @@ class _Matrix:
         )
 
 
-def _speed_tip(cell: dict[str, Any] | None) -> str:
+def _speed_tip(cell: CellRecord | None) -> str:
     if cell is None:
         return "no measurable parse time against the reference parser"
-    return (f"slowest: {cell['case']} {cell['mode']}, {cell['parse_cpu_s']:.3f} s CPU vs "
-            f"{cell['reference_cpu_s']:.3f} s for the reference parser (slow from ×{SLOW_FACTOR:g}; not a verdict)")
+    return (f"slowest: {cell.case} {cell.mode}, {cell.parse_cpu_s:.3f} s CPU vs "
+            f"{cell.reference_cpu_s:.3f} s for the reference parser (slow from ×{SLOW_FACTOR:g}; not a verdict)")
 
 
 def _run_lines(run: dict[str, Any]) -> list[str]:
@@ -398,7 +399,7 @@ def _vocabulary_lines(results: dict[str, Any]) -> list[str]:
     """Which vocabulary each graded family was tokenized on, real ones first."""
     by_vocabulary: dict[str, set[str]] = {}
     for cell in results["cells"]:
-        by_vocabulary.setdefault(cell_vocabulary(cell), set()).add(cell["family"])
+        by_vocabulary.setdefault(cell_vocabulary(cell), set()).add(cell.family)
     return [f"{label}: {', '.join(sorted(families))}"
             for label, families in sorted(by_vocabulary.items(), key=lambda kv: (kv[0] == SYNTHETIC, kv[0]))]
 
@@ -415,7 +416,7 @@ def _context(results: dict[str, Any]) -> dict[str, Any]:
     engine_rows = [_engine_group(run, engine, rows) for engine, rows in engines.items()]
     case_scores = [
         format_score(score(count_outcomes(
-            c for c in results["cells"] if c["case"] == case["id"] and not in_char_tier(c))))
+            c for c in results["cells"] if c.case == case["id"] and not in_char_tier(c))))
         for case in columns
     ]
     totals = outcome_counts(results)
@@ -451,13 +452,13 @@ def _known_broken(results: dict[str, Any]) -> list[dict[str, Any]]:
         for bug in engine.bugs:
             rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
             for cell in bug.cells:
-                rows.setdefault((cell["parser"], cell["case"]), []).append(cell)
+                rows.setdefault((cell.parser, cell.case), []).append(cell)
             bugs.append({
                 "anchor": bug_anchor(engine.engine, bug.id), "label": bug.label, "untriaged": bug.untriaged,
                 "count": bug.count, "parsers": len(bug.parsers), "reason": bug.reason, "link": bug.link,
                 "href": http_url(bug.link), "repro": repro_command(bug.example, results["run"]),
-                "rows": [{"parser": parser, "case": case, "href": "#" + cell_fragment(cell_id(cells[0])),
-                          "modes": ", ".join(c["mode"] for c in cells)} for (parser, case), cells in rows.items()],
+                "rows": [{"parser": parser, "case": case, "href": "#" + cell_fragment(cells[0].id),
+                          "modes": ", ".join(c.mode for c in cells)} for (parser, case), cells in rows.items()],
             })
         engines.append({"engine": engine.engine, "cells": engine.cells, "bugs": bugs})
     return engines

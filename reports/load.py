@@ -9,6 +9,7 @@ from typing import Any
 
 from contract.outcome import FAILS_RUN as RUN_FAILING
 from contract.outcome import OUTCOMES
+from contract.record import CellRecord, RecordError
 from reports.schema import READABLE, SHARED, compact, expand
 
 __all__ = ["MODES", "OUTCOMES", "RUN_FAILING", "load_results", "write_results"]
@@ -30,12 +31,12 @@ _RUN_KEYS = ("started", "duration_s", "commit", "hypothesis_profile", "workers",
 _ROW_KEYS = {
     "parsers": ("engine", "parser", "family"),
     "cases": ("id", "kind", "title"),
-    "cells": ("engine", "parser", "family", "case", "kind", "mode", "outcome"),
 }
 
 
 def load_results(path: str | Path) -> dict[str, Any]:
-    """Load a results file; raise ValueError naming the file and the missing or bad field."""
+    """Load a results file, its cells as `CellRecord`s; raise ValueError naming the file and the missing or bad
+    field (for a cell: its index, its id when it has one, and the key)."""
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -84,17 +85,22 @@ def load_results(path: str | Path) -> dict[str, Any]:
             for key in keys:
                 if key not in row:
                     raise ValueError(f"{path}: missing field '{where}.{key}'")
-    for index, cell in enumerate(data["cells"]):
-        if cell["outcome"] not in OUTCOMES:
-            raise ValueError(f"{path}: bad field 'cells[{index}].outcome': {cell['outcome']!r}")
-    return data
+    return {**data, "cells": [_record(path, index, cell) for index, cell in enumerate(data["cells"])]}
+
+
+def _record(path: Path, index: int, cell: dict[str, Any]) -> CellRecord:
+    try:
+        return CellRecord.from_json(cell)
+    except RecordError as exc:
+        named = ":".join(str(cell.get(key)) for key in ("parser", "case", "mode")) if "parser" in cell else ""
+        raise ValueError(f"{path}: bad field 'cells[{index}]'{f' ({named})' if named else ''}: {exc}") from None
 
 
 def write_results(path: Path, document: dict[str, Any]) -> None:
-    """A document with whole cells stored as the current schema has it (`reports.schema.compact`), by atomic
-    replace, so a reader never sees half a file."""
+    """A document (its cells `CellRecord`s) stored as the current schema has it (`reports.schema.compact`), by
+    atomic replace, so a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    stored = compact(document)
+    stored = compact({**document, "cells": [cell.to_json() for cell in document["cells"]]})
     temporary.write_text(json.dumps(stored, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
     temporary.replace(path)

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from contract.record import CellRecord
 from reports.load import load_results, write_results
 from reports.summary import wall_span
 
@@ -102,7 +103,7 @@ def joined(shards: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
     groups = [_groups(document["cells"]) for document in shards]
     cells = [cell for i in range(max(map(len, groups))) for shard in groups if i < len(shard) for cell in shard[i]]
     parsers = {p["parser"]: p for document in shards for p in document["parsers"]}
-    order = list(dict.fromkeys(cell["parser"] for cell in cells))
+    order = list(dict.fromkeys(cell.parser for cell in cells))
     span = wall_span([document["run"] for document in shards])
     run = {**first["run"], "shard": None, "shards": [document["run"] for document in shards],
            "parser_cpu_s": round(sum(document["run"].get("parser_cpu_s") or 0 for document in shards), 3),
@@ -113,11 +114,11 @@ def joined(shards: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
             "cells": cells}
 
 
-def _groups(cells: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+def _groups(cells: list[CellRecord]) -> list[list[CellRecord]]:
     """Consecutive cells of one (parser, case)."""
-    groups: list[list[dict[str, Any]]] = []
+    groups: list[list[CellRecord]] = []
     for cell in cells:
-        if groups and (groups[-1][0]["parser"], groups[-1][0]["case"]) == (cell["parser"], cell["case"]):
+        if groups and (groups[-1][0].parser, groups[-1][0].case) == (cell.parser, cell.case):
             groups[-1].append(cell)
         else:
             groups.append([cell])

@@ -42,9 +42,9 @@ LONG = 256  # an observed text at least this long is stored once, in `values`
 TIER_OF_MODE = {"batch": "batch", "chars": "char"}  # every other mode streams on token boundaries
 
 
-def rerun_of(template: str, cell: dict[str, Any]) -> str:
+def rerun_of(template: str, parser: str, case: str, mode: str) -> str:
     """The rerun command of a cell from its engine's template."""
-    return template.replace("{parser}", cell["parser"]).replace("{case}", cell["case"]).replace("{mode}", cell["mode"])
+    return template.replace("{parser}", parser).replace("{case}", case).replace("{mode}", mode)
 
 
 class _Tables:
@@ -65,7 +65,8 @@ class _Tables:
             "kind": lambda c: self.kinds.get(c["case"]),
             "tier": lambda c: TIER_OF_MODE.get(c["mode"], "token"),
             "vocabulary": lambda c: self.vocabularies.get(c.get("family") or "") if c.get("family") else None,
-            "rerun": lambda c: rerun_of(self.templates[c["engine"]], c) if self.templates.get(c["engine"]) else None,
+            "rerun": lambda c: rerun_of(self.templates[c["engine"]], c["parser"], c["case"], c["mode"])
+            if self.templates.get(c["engine"]) else None,
             "sample": lambda c: f"{c.get('family')}:{c['case']}" if f"{c.get('family')}:{c['case']}" in self.samples
             else None,
         }

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from tabulate import tabulate
 
+from contract.outcome import Outcome
+from contract.record import CellRecord
 from reports.coverage import KIND_LABELS, KindCoverage, engine_coverage
 from reports.load import MODES, OUTCOMES, RUN_FAILING
 from reports.text import clip, inert_markdown, inert_terminal
@@ -29,11 +31,11 @@ SLOW_FACTOR = 20.0
 MEASURABLE_S = 0.002
 
 
-def count_outcomes(cells: Iterable[dict[str, Any]]) -> dict[str, int]:
+def count_outcomes(cells: Iterable[CellRecord]) -> dict[str, int]:
     """Cells by outcome, every outcome present, in the schema's order."""
     counts = dict.fromkeys(OUTCOMES, 0)
     for cell in cells:
-        counts[cell["outcome"]] += 1
+        counts[cell.outcome] += 1
     return counts
 
 
@@ -64,9 +66,9 @@ def all_parsers(results: dict[str, Any]) -> list[dict[str, Any]]:
     parsers = list(results["parsers"])
     known = {row["parser"] for row in parsers}
     for cell in results["cells"]:
-        if cell["parser"] not in known:
-            known.add(cell["parser"])
-            parsers.append({"engine": cell["engine"], "parser": cell["parser"], "family": cell["family"]})
+        if cell.parser not in known:
+            known.add(cell.parser)
+            parsers.append({"engine": cell.engine, "parser": cell.parser, "family": cell.family})
     return parsers
 
 
@@ -74,39 +76,39 @@ CHAR_TIER = "char"
 SYNTHETIC = "synthetic"
 
 
-def cell_vocabulary(cell: dict[str, Any]) -> str:
+def cell_vocabulary(cell: CellRecord) -> str:
     """What the cell was tokenized on: `real:<package>@<version>` or `synthetic` (every cell before
     real vocabularies existed)."""
-    return cell.get("vocabulary") or SYNTHETIC
+    return cell.vocabulary or SYNTHETIC
 
 
-def vocabularies(cells: Iterable[dict[str, Any]]) -> str:
+def vocabularies(cells: Iterable[CellRecord]) -> str:
     return ", ".join(sorted({cell_vocabulary(c) for c in cells})) or "—"
 
 
-def in_char_tier(cell: dict[str, Any]) -> bool:
+def in_char_tier(cell: CellRecord) -> bool:
     """Cells that split inside tokens (re-chunking proxies): reported apart from batch and token tiers."""
-    return cell.get("tier") == CHAR_TIER
+    return cell.tier == CHAR_TIER
 
 
 INCREMENTAL = "incremental"  # the check name (contract.checks.incremental)
 
 
-def incremental(cells: Iterable[dict[str, Any]]) -> dict[str, Any]:
+def incremental(cells: Iterable[CellRecord]) -> dict[str, Any]:
     """Incremental streaming, read apart from correctness: how many cells passed the bound on withheld
     payload (failing or known broken for it), and the most any measured cell withheld (None: not measured)."""
     cells = list(cells)
-    measured = [c["withheld"] for c in cells if c.get("withheld") is not None]
-    over = [c for c in cells if any(f.get("check") == INCREMENTAL for f in c.get("failures") or [])]
+    measured = [c.withheld for c in cells if c.withheld is not None]
+    over = [c for c in cells if any(f.check == INCREMENTAL for f in c.failures or [])]
     return {"cells": len(over), "worst": max(measured) if measured else None}
 
 
-def correctness(cell: dict[str, Any]) -> dict[str, Any]:
+def correctness(cell: CellRecord) -> CellRecord:
     """The cell as correctness sees it: one that fails (or is known broken) only for incremental streaming
     counts as a pass in the scores, since the incremental column reports it."""
-    checks = {f.get("check") for f in cell.get("failures") or []}
-    if cell.get("outcome") in ("fail", "xfail") and checks == {INCREMENTAL}:
-        return {**cell, "outcome": "pass"}
+    checks = {f.check for f in cell.failures or []}
+    if cell.outcome in ("fail", "xfail") and checks == {INCREMENTAL}:
+        return replace(cell, outcome=Outcome.PASS)
     return cell
 
 
@@ -121,9 +123,9 @@ def format_incremental(figure: dict[str, Any]) -> str:
 def parser_scores(results: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per parser: parser, family, cells by outcome (all tiers), `score` over the batch and token
     tiers and `char_score` over the char tier (percent or None)."""
-    cells_by_parser: dict[str, list[dict[str, Any]]] = {}
+    cells_by_parser: dict[str, list[CellRecord]] = {}
     for cell in results["cells"]:
-        cells_by_parser.setdefault(cell["parser"], []).append(cell)
+        cells_by_parser.setdefault(cell.parser, []).append(cell)
     rows = []
     for parser in all_parsers(results):
         cells = cells_by_parser.get(parser["parser"], [])
@@ -142,17 +144,17 @@ def parser_scores(results: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def slowest(cells: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+def slowest(cells: Iterable[CellRecord]) -> CellRecord | None:
     """The cell with the largest measurable slowdown against the reference parser, or None."""
-    measured = [c for c in cells if c.get("slowdown") is not None and (c.get("reference_cpu_s") or 0) >= MEASURABLE_S]
-    return max(measured, key=lambda c: c["slowdown"], default=None)
+    measured = [c for c in cells if c.slowdown is not None and (c.reference_cpu_s or 0) >= MEASURABLE_S]
+    return max(measured, key=lambda c: c.slowdown, default=None)
 
 
-def format_slowdown(cell: dict[str, Any] | None) -> str:
+def format_slowdown(cell: CellRecord | None) -> str:
     """`×3.2`, `×140 slow` at or above SLOW_FACTOR, `—` when not measured."""
     if cell is None:
         return "—"
-    factor = cell["slowdown"]
+    factor = cell.slowdown
     text = f"×{factor:.1f}" if factor < 10 else f"×{factor:.0f}"
     return text + (" slow" if factor >= SLOW_FACTOR else "")
 
@@ -165,19 +167,14 @@ def format_duration(seconds: Any) -> str:
     return f"{seconds:.1f} s" if seconds < 60 else f"{minutes} min {rest} s"
 
 
-def _mode_order(cell: dict[str, Any]) -> int:
-    return MODES.index(cell["mode"]) if cell["mode"] in MODES else len(MODES)
+def _mode_order(cell: CellRecord) -> int:
+    return MODES.index(cell.mode) if cell.mode in MODES else len(MODES)
 
 
 # --- links into the HTML matrix --------------------------------------------------------------------
 
 _ANCHOR_SAFE = "/:"  # kept readable; anything else outside [A-Za-z0-9_.~-] is percent-encoded
 _URL_SAFE = "/:?#[]@!$&'*+,;=%~"  # a URL's own delimiters; spaces, (), <>, quotes, `, |, \ and controls are encoded
-
-
-def cell_id(cell: dict[str, Any]) -> str:
-    """A cell's stable id, `<parser>:<case>:<mode>` (`vllm/kimi_k2:tool.single:tokens`), as pytest names it."""
-    return f"{cell['parser']}:{cell['case']}:{cell['mode']}"
 
 
 def row_anchor(parser: str) -> str:
@@ -196,12 +193,12 @@ def matrix_href(fragment: str, page: str = MATRIX_PAGE) -> str:
     return f"{page}#{fragment}"
 
 
-def markdown_cell_link(cell: dict[str, Any], text: str | None = None, *, table: bool = True,
+def markdown_cell_link(cell: CellRecord, text: str | None = None, *, table: bool = True,
                        page: str = MATRIX_PAGE) -> str:
     """A markdown link to a cell's detail panel; its text (the cell id unless given) is inert and reads fine
     where the matrix page is not reachable. `table`: the link sits in a table cell (pipes escaped)."""
-    label = inert_markdown(cell_id(cell) if text is None else text, table=table)
-    return f"[{label}]({matrix_href(cell_fragment(cell_id(cell)), page)})"
+    label = inert_markdown(cell.id if text is None else text, table=table)
+    return f"[{label}]({matrix_href(cell_fragment(cell.id), page)})"
 
 
 def markdown_parser_link(parser: str, *, table: bool = True, page: str = MATRIX_PAGE) -> str:
@@ -234,14 +231,14 @@ def markdown_reason_link(link: Any, *, table: bool = True) -> str:
 # --- what needs attention ------------------------------------------------------------------------
 
 
-def failing_cells(results: dict[str, Any]) -> list[dict[str, Any]]:
+def failing_cells(results: dict[str, Any]) -> list[CellRecord]:
     """The cells whose outcome fails the run, in file order."""
-    return [cell for cell in results["cells"] if cell["outcome"] in RUN_FAILING]
+    return [cell for cell in results["cells"] if cell.outcome in RUN_FAILING]
 
 
-def needs_attention(cell: dict[str, Any]) -> bool:
+def needs_attention(cell: CellRecord) -> bool:
     """A cell that fails the run, or a KnownBroken entry nobody has triaged yet."""
-    return cell["outcome"] in RUN_FAILING or bool(cell.get("untriaged"))
+    return cell.outcome in RUN_FAILING or bool(cell.untriaged)
 
 
 @dataclass(frozen=True)
@@ -252,15 +249,15 @@ class AttentionGroup:
     case: str
     outcome: str
     untriaged: bool
-    cells: tuple[dict[str, Any], ...]
+    cells: tuple[CellRecord, ...]
 
     @property
-    def first(self) -> dict[str, Any]:
+    def first(self) -> CellRecord:
         return self.cells[0]
 
     @property
     def modes(self) -> str:
-        return ", ".join(str(cell["mode"]) for cell in self.cells)
+        return ", ".join(str(cell.mode) for cell in self.cells)
 
     @property
     def label(self) -> str:
@@ -269,25 +266,25 @@ class AttentionGroup:
 
 def attention_groups(results: dict[str, Any]) -> list[AttentionGroup]:
     """Cells needing attention grouped by parser, case, outcome and untriaged, in order of first appearance."""
-    grouped: dict[tuple[str, str, str, bool], list[dict[str, Any]]] = {}
+    grouped: dict[tuple[str, str, str, bool], list[CellRecord]] = {}
     for cell in results["cells"]:
         if needs_attention(cell):
-            key = (cell["parser"], cell["case"], cell["outcome"], bool(cell.get("untriaged")))
+            key = (cell.parser, cell.case, cell.outcome, bool(cell.untriaged))
             grouped.setdefault(key, []).append(cell)
     return [AttentionGroup(*key, tuple(sorted(cells, key=_mode_order))) for key, cells in grouped.items()]
 
 
-def detail_text(cell: dict[str, Any]) -> str:
+def detail_text(cell: CellRecord) -> str:
     """Why a cell failed, on one line: its first failed check, else its error or reason."""
-    if cell.get("failures"):
-        first = cell["failures"][0]
-        text = f"{first['check']}: {first['detail']}"
+    if cell.failures:
+        first = cell.failures[0]
+        text = f"{first.check}: {first.detail}"
     else:
-        text = cell.get("error") or cell.get("reason") or ""
+        text = cell.error or cell.reason or ""
     return " ".join(str(text).split())
 
 
-def first_detail(cell: dict[str, Any]) -> str:
+def first_detail(cell: CellRecord) -> str:
     """One line saying why a cell failed, at most DETAIL_CHARS characters (raw: make it inert to show it)."""
     return clip(detail_text(cell), DETAIL_CHARS)
 
@@ -305,7 +302,7 @@ class BugCount:
     reason: str | None
     link: str | None
     untriaged: bool
-    cells: tuple[dict[str, Any], ...]  # in the results' order
+    cells: tuple[CellRecord, ...]  # in the results' order
 
     @property
     def label(self) -> str:
@@ -317,10 +314,10 @@ class BugCount:
 
     @property
     def parsers(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(cell["parser"] for cell in self.cells))
+        return tuple(dict.fromkeys(cell.parser for cell in self.cells))
 
     @property
-    def example(self) -> dict[str, Any]:
+    def example(self) -> CellRecord:
         return self.cells[0]
 
 
@@ -336,10 +333,10 @@ class EngineBugs:
 
 def known_broken(results: dict[str, Any], top: int = TOP_BUGS) -> list[EngineBugs]:
     """Per engine with xfail cells, in the parsers' order: their count and the `top` bugs by cells cited."""
-    by_engine: dict[str, list[dict[str, Any]]] = {}
+    by_engine: dict[str, list[CellRecord]] = {}
     for cell in results["cells"]:
-        if cell["outcome"] == "xfail":
-            by_engine.setdefault(cell["engine"], []).append(cell)
+        if cell.outcome == "xfail":
+            by_engine.setdefault(cell.engine, []).append(cell)
     out = []
     for engine in dict.fromkeys(p["engine"] for p in all_parsers(results)):
         cells = by_engine.get(engine)
@@ -349,11 +346,11 @@ def known_broken(results: dict[str, Any], top: int = TOP_BUGS) -> list[EngineBug
     return out
 
 
-def _bug_counts(engine: str, cells: list[dict[str, Any]], info: dict[str, Any]) -> list[BugCount]:
+def _bug_counts(engine: str, cells: list[CellRecord], info: dict[str, Any]) -> list[BugCount]:
     table = info.get("bugs") or {}
-    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    groups: dict[tuple[Any, ...], list[CellRecord]] = {}
     for cell in cells:
-        for key in [("bug", bug) for bug in cell.get("bugs") or ()] or [("reason", cell.get("reason"), cell.get("link"))]:
+        for key in [("bug", bug) for bug in cell.bugs or ()] or [("reason", cell.reason, cell.link)]:
             groups.setdefault(key, []).append(cell)
     counts = []
     for key, cited in groups.items():
@@ -365,12 +362,12 @@ def _bug_counts(engine: str, cells: list[dict[str, Any]], info: dict[str, Any]) 
     return sorted(counts, key=lambda b: -b.count)
 
 
-def repro_command(cell: dict[str, Any], run: dict[str, Any]) -> str:
+def repro_command(cell: CellRecord, run: dict[str, Any]) -> str:
     """The command that writes a standalone repro of the cell (an installed engine), else its rerun command."""
-    info = (run.get("engines") or {}).get(cell["engine"]) or {}
+    info = (run.get("engines") or {}).get(cell.engine) or {}
     if info.get("build"):
-        return f"nox -s repro -- {cell_id(cell)}"
-    return str(cell.get("rerun") or f"(no rerun command for {cell_id(cell)})")
+        return f"nox -s repro -- {cell.id}"
+    return str(cell.rerun or f"(no rerun command for {cell.id})")
 
 
 # --- run metadata --------------------------------------------------------------------------------
@@ -512,7 +509,7 @@ def _bug_line(bug: BugCount, run: dict[str, Any], style: _Style) -> str:
     reason = "(no reason recorded)" if bug.reason is None else style.text(bug.reason, REASON_CHARS, table=False)
     parsers = f"{len(bug.parsers)} parsers" if len(bug.parsers) > 1 else style.parser(bug.parsers[0], table=False)
     line = (f"{style.text(bug.label, table=False)}{' (untriaged)' if bug.untriaged else ''}: {bug.count} cell{'s' if bug.count != 1 else ''}, "
-            f"{parsers} · {reason} · e.g. {style.cell(bug.example, cell_id(bug.example), table=False)} · "
+            f"{parsers} · {reason} · e.g. {style.cell(bug.example, bug.example.id, table=False)} · "
             f"repro: {style.text(repro_command(bug.example, run), table=False)}")
     return line + (f" · {style.link(bug.link, table=False)}" if bug.link else "")
 

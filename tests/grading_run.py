@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contract.record import CellRecord
 from reports.load import load_results
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,8 +20,8 @@ class Run:
     output: str
     results: dict[str, Any]
 
-    def cells(self, **match: str) -> list[dict[str, Any]]:
-        return [c for c in self.results["cells"] if all(c[k] == v for k, v in match.items())]
+    def cells(self, **match: str) -> list[CellRecord]:
+        return [c for c in self.results["cells"] if all(getattr(c, k) == v for k, v in match.items())]
 
 
 def grade(tmp: Path, *args: str, expectations: Path | None = None, env: dict[str, str] | None = None) -> Run:

@@ -19,11 +19,11 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
 def test_declared_append_think_passes_everywhere(run: Run) -> None:
     cells = run.cells(parser="append_think/declared")
     assert len(cells) == 2 * len(CASES)
-    assert {c["outcome"] for c in cells} == {"pass"}, [(c["case"], c["mode"], c["failures"]) for c in cells]
-    kept = next(c for c in cells if c["case"] == "reasoning.only" and c["mode"] == "batch")
-    assert kept["expected"][0]["content"].startswith("<think>") and kept["expected"][0]["reasoning"] == ""
+    assert {c.outcome for c in cells} == {"pass"}, [(c.case, c.mode, c.failures) for c in cells]
+    kept = next(c for c in cells if c.case == "reasoning.only" and c.mode == "batch")
+    assert kept.expected[0]["content"].startswith("<think>") and kept.expected[0]["reasoning"] == ""
 
 
 def test_undeclared_fails_exactly_where_the_output_reasons(run: Run) -> None:
-    failing = {c["case"] for c in run.cells(parser="append_think/undeclared") if c["outcome"] != "pass"}
+    failing = {c.case for c in run.cells(parser="append_think/undeclared") if c.outcome != "pass"}
     assert failing == WITH_REASONING

@@ -68,7 +68,7 @@ def _run_job(job: dict[str, Any], values: dict[str, str], workspace: Path, artif
 
 
 def _verdicts(document: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in cell.items() if k not in TIMING} for cell in document["cells"]]
+    return [{k: v for k, v in cell.to_json().items() if k not in TIMING} for cell in document["cells"]]
 
 
 def test_the_matrix_workflow_grades_every_engine() -> None:

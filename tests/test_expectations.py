@@ -16,6 +16,8 @@ from grading_run import ROOT, Run, grade
 from contract import expectations
 from contract.expectations import Bug, Place, compress_modes, expand_modes
 from contract.expectations.edit import mirror, render, update
+from contract.outcome import Outcome
+from contract.record import CellRecord
 from reports.load import write_results
 
 PARSER = "miniature/rewrites_native_ids"
@@ -33,7 +35,7 @@ def _update(results: dict, tmp: Path, directory: Path) -> str:
 
 
 def _outcomes(run: Run) -> dict[tuple[str, str], str]:
-    return {(c["case"], c["mode"]): c["outcome"] for c in run.cells(parser=PARSER)}
+    return {(c.case, c.mode): c.outcome for c in run.cells(parser=PARSER)}
 
 
 def test_known_broken_lifecycle(tmp_path: Path) -> None:
@@ -55,7 +57,7 @@ def test_known_broken_lifecycle(tmp_path: Path) -> None:
     second = grade(tmp_path / "2", *SELECT, expectations=directory)
     assert second.returncode == 0, second.output[-2000:]
     assert _outcomes(second)[("tool.native_id", "batch")] == "xfail"
-    assert all(c["untriaged"] and c["bugs"] == ["untriaged-1"] for c in second.cells(parser=PARSER, outcome="xfail"))
+    assert all(c.untriaged and c.bugs == ("untriaged-1",) for c in second.cells(parser=PARSER, outcome="xfail"))
 
     # triage the bug (an id, a reason, a comment), claim a passing cell is broken in a bug of its own, and
     # record the batch failure as if it had once looked different (the tokens mode keeps its own signature)
@@ -78,8 +80,8 @@ def test_known_broken_lifecycle(tmp_path: Path) -> None:
     assert outcomes[("tool.single", "batch")] == "fixed"
     assert (outcomes[("tool.native_id", "batch")], outcomes[("tool.native_id", "tokens")]) == ("changed", "xfail")
     changed = next(c for c in third.cells(parser=PARSER, outcome="changed"))
-    assert "functions_get_weather_2" in changed["diff"] and "functionsget_weather2" in changed["diff"]
-    assert (changed["reason"], changed["bugs"]) == ("strips punctuation from native ids", ["strips-id-punctuation"])
+    assert "functions_get_weather_2" in changed.diff and "functionsget_weather2" in changed.diff
+    assert (changed.reason, changed.bugs) == ("strips punctuation from native ids", ("strips-id-punctuation",))
     assert third.results["run"]["engines"]["miniature"]["bugs"] == {
         "strips-id-punctuation": {"reason": "strips punctuation from native ids", "link": None, "untriaged": False},
         "believed-broken": {"reason": "believed broken", "link": None, "untriaged": False}}
@@ -128,20 +130,16 @@ cells = [{parser = "e/a", case = "tool.content_between", modes = ["tokens"]}]
 def test_a_cell_may_cite_several_bugs() -> None:
     from contract.matrix import judge
 
-    path = Path("e.toml")
     known = _loaded(HANDWRITTEN)
     assert [b.id for b in known.lookup("e/a", "tool.content_between", "tokens")] == ["drops-narration", "greedy-regex"]
     assert known.lookup("e/a", "tool.content_between", "chars") == ()
     assert known.bugs["drops-narration"].places[0] == Place(("e/a", "e/b"), ("tool.content_after",
                                                             "tool.content_between"), expand_modes(["batch", "token"]))
-    record = {"parser": "e/a", "case": "tool.content_between", "mode": "tokens", "outcome": "fail", "notes": [],
-              "signature": SIGNATURE}
-    judged = judge(record, known)
-    assert (judged["outcome"], judged["bugs"], judged["link"]) == (
-        "xfail", ["drops-narration", "greedy-regex"], "https://example.org/1")
-    assert judged["reason"] == ("drops-narration: drops the narration after the call; "
-                                "greedy-regex: a greedy regex merges two calls")
-    assert path.name == "e.toml"
+    judged = judge(_cell("e/a", "tool.content_between", "tokens", "fail"), known)
+    assert (judged.outcome, judged.bugs, judged.link) == (
+        "xfail", ("drops-narration", "greedy-regex"), "https://example.org/1")
+    assert judged.reason == ("drops-narration: drops the narration after the call; "
+                             "greedy-regex: a greedy regex merges two calls")
 
 
 def _loaded(text: str, directory: Path | None = None) -> expectations.Expectations:
@@ -153,8 +151,9 @@ def _loaded(text: str, directory: Path | None = None) -> expectations.Expectatio
     return expectations.load(path, {"e/a", "e/b", "e/c"})
 
 
-def _cell(parser: str, case: str, mode: str, outcome: str) -> dict:
-    return {"engine": parser.split("/")[0], "parser": parser, "case": case, "mode": mode, "outcome": outcome, "signature": SIGNATURE}
+def _cell(parser: str, case: str, mode: str, outcome: str) -> CellRecord:
+    return CellRecord(engine=parser.split("/")[0], parser=parser, family=None, case=case, kind="tool", mode=mode,
+                      tier="batch", vocabulary=None, outcome=Outcome(outcome), signature=SIGNATURE)
 
 
 def test_update_edits_the_file_in_place(tmp_path: Path) -> None:
@@ -282,19 +281,19 @@ def test_tiers_agree_on_families_without_a_real_vocabulary() -> None:
 def test_unmapped_parsers_are_unimplemented_and_fail_the_run(tmp_path: Path) -> None:
     run = grade(tmp_path, "--engine", "tests.miniatures.unmapped", "--mode", "batch")
     assert run.returncode == 1
-    outcomes = {(c["parser"], c["outcome"]) for c in run.results["cells"]}
+    outcomes = {(c.parser, c.outcome) for c in run.results["cells"]}
     assert outcomes == {("unmapped/mystery_parser", "unimplemented"), ("unmapped/future_format", "unimplemented")}
-    assert all(c["reason"] for c in run.results["cells"])
+    assert all(c.reason for c in run.results["cells"])
 
 
 def test_missing_engine_is_skip_not_failure(tmp_path: Path) -> None:
     run = grade(tmp_path, "--engine", "tests.miniatures.absent", "--case", "tool.single", "--case", "tool.entities")
     assert run.returncode == 0, run.output[-2000:]
-    assert {c["outcome"] for c in run.cells(case="tool.single")} == {"skip"}
-    assert {c["outcome"] for c in run.cells(case="tool.entities")} == {"n/a"}
+    assert {c.outcome for c in run.cells(case="tool.single")} == {"skip"}
+    assert {c.outcome for c in run.cells(case="tool.entities")} == {"n/a"}
     engine = run.results["run"]["engines"]["absent"]
     assert engine["available"] is False and "engine_that_is_not_installed" in engine["skip_reason"]
-    assert json.dumps(run.results)  # the document is plain JSON
+    assert json.dumps(run.results, default=CellRecord.to_json)  # the document is JSON, its cells records
 
 
 def test_mirror_copies_only_the_given_parsers(tmp_path: Path) -> None:

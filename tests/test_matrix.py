@@ -3,50 +3,52 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from contract.isolation import IsolatedGrader
-from contract.matrix import CellGroup, base_record, judge, settled
+from contract.matrix import CellGroup, judge, settled_record
+from contract.record import CellRecord
 from contract.results import RecordLog
 
 PASSING = ("pass",)
 SKIPPING = ("n/a", "skip")
 
 
-def _explain(record: dict) -> str:
-    lines = [f"{record['parser']} {record['case']} {record['mode']}: {record['outcome']}"]
-    if record.get("reason"):
-        lines.append(f"reason: {record['reason']}")
-    lines += [f"- {f['check']}: {f['detail']}" for f in record["failures"][:8]]
-    if record.get("chunking"):
-        lines.append(f"failing chunking: {record['chunking']!r}"[:2000])
-    if record.get("diff"):
-        lines.append(record["diff"])
-    if record.get("error"):
-        lines.append(record["error"])
-    lines.append(f"rerun: {record['rerun']}")
+def _explain(record: CellRecord) -> str:
+    lines = [f"{record.parser} {record.case} {record.mode}: {record.outcome}"]
+    if record.reason:
+        lines.append(f"reason: {record.reason}")
+    lines += [f"- {f.check}: {f.detail}" for f in record.failures[:8]]
+    if record.chunking:
+        lines.append(f"failing chunking: {list(record.chunking)!r}"[:2000])
+    if record.diff:
+        lines.append(record.diff)
+    if record.error:
+        lines.append(record.error)
+    lines.append(f"rerun: {record.rerun}")
     return "\n".join(lines)
 
 
 def test_cells(group: CellGroup, grader: IsolatedGrader, families, known, other_tier, rerun,
                record_log: RecordLog) -> None:
     records = []
-    early = [settled(cell, families) for cell in group.cells]
+    early = [settled_record(cell, families) for cell in group.cells]
     if all(early):  # n/a or unimplemented: no worker needed
-        graded = [({**base_record(cell), **outcome}, {}) for cell, outcome in zip(group.cells, early, strict=True)]
+        graded = [(record, {}) for record in early]
     else:
         graded = [(g.record, g.samples) for g in grader.grade(group.cells)]
     for (record, samples), cell in zip(graded, group.cells, strict=True):
-        record = judge(record, known(cell.engine_name), other_tier(cell))
-        record["rerun"] = rerun(cell)
+        record = replace(judge(record, known(cell.engine_name), other_tier(cell)), rerun=rerun(cell))
         record_log.write(record, samples)
         records.append(record)
-    outcomes = {r["outcome"] for r in records}
-    failing = [r for r in records if r["outcome"] not in (*PASSING, *SKIPPING, "xfail")]
+    outcomes = {r.outcome for r in records}
+    failing = [r for r in records if r.outcome not in (*PASSING, *SKIPPING, "xfail")]
     if failing:
         pytest.fail("\n\n".join(_explain(r) for r in failing), pytrace=False)
     if "xfail" in outcomes:
-        known_broken = [r for r in records if r["outcome"] == "xfail"]
-        pytest.xfail("; ".join(dict.fromkeys(r["reason"] or "known broken (untriaged)" for r in known_broken)))
+        known_broken = [r for r in records if r.outcome == "xfail"]
+        pytest.xfail("; ".join(dict.fromkeys(r.reason or "known broken (untriaged)" for r in known_broken)))
     if outcomes <= set(SKIPPING):
-        pytest.skip("; ".join(dict.fromkeys(f"{r['outcome']}: {r['reason']}" for r in records)))
+        pytest.skip("; ".join(dict.fromkeys(f"{r.outcome}: {r.reason}" for r in records)))

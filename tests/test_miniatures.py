@@ -258,16 +258,16 @@ def test_every_miniature_has_an_oracle() -> None:
 @pytest.mark.parametrize("name", sorted(ORACLES))
 def test_flagged_exactly_where_the_defect_bites(run: Run, name: str) -> None:
     oracle, outcome = ORACLES[name]
-    graded = [c for c in run.cells(parser=f"miniature/{name}") if c["outcome"] != "n/a"]
+    graded = [c for c in run.cells(parser=f"miniature/{name}") if c.outcome != "n/a"]
     assert graded, "the miniature was not graded"
     wrong = []
     for cell in graded:
-        bites = oracle(_sample(cell["parser"], cell["case"]), cell["mode"])
+        bites = oracle(_sample(cell.parser, cell.case), cell.mode)
         want = outcome if bites else "pass"
-        if cell["outcome"] != want:
+        if cell.outcome != want:
             wrong.append(f"{cell['case']} {cell['mode']}: {cell['outcome']} (want {want}) {cell['failures'][:1]}")
     assert not wrong, "\n".join(wrong)
-    assert any(c["outcome"] == outcome for c in graded), "the defect was never caught"
+    assert any(c.outcome == outcome for c in graded), "the defect was never caught"
 
 
 def test_leak_is_reported_as_a_marker_fragment(run: Run) -> None:
@@ -276,34 +276,34 @@ def test_leak_is_reported_as_a_marker_fragment(run: Run) -> None:
     failing = run.cells(parser="miniature/leaks_split_marker", outcome="fail")
     assert failing
     for cell in failing:
-        checks = {f["check"] for f in cell["failures"]}
+        checks = {f.check for f in cell.failures}
         assert "markers" in checks or (
-            "stream_equals_batch" in checks and any(e["markup_allowed"] for e in cell["expected"])
-        ), cell["failures"]
-        assert cell["chunking"], "a streaming failure keeps its failing chunking"
+            "stream_equals_batch" in checks and any(e["markup_allowed"] for e in cell.expected)
+        ), cell.failures
+        assert cell.chunking, "a streaming failure keeps its failing chunking"
 
 
 def test_duplication_is_a_streaming_failure(run: Run) -> None:
     """Batch and a single delta are correct; with several deltas, content repeats and is named so."""
     cells = run.cells(parser="miniature/duplicates_text")
     for cell in cells:
-        s = _sample(cell["parser"], cell["case"]) if cell["outcome"] != "n/a" else None
+        s = _sample(cell.parser, cell.case) if cell.outcome != "n/a" else None
         if s is None:
             continue
         has_content = bool(s.expected.preferred.content.strip())
-        if cell["mode"] in ("batch", "whole") or not has_content:
-            assert cell["outcome"] == "pass", (cell["case"], cell["mode"], cell["failures"])
-        elif cell["mode"] == "tokens":
-            assert cell["outcome"] == "fail", (cell["case"], cell["failures"])
-        if cell["outcome"] == "fail":
-            assert "duplication" in {f["check"] for f in cell["failures"]}, cell["failures"]
+        if cell.mode in ("batch", "whole") or not has_content:
+            assert cell.outcome == "pass", (cell.case, cell.mode, cell.failures)
+        elif cell.mode == "tokens":
+            assert cell.outcome == "fail", (cell.case, cell.failures)
+        if cell.outcome == "fail":
+            assert "duplication" in {f.check for f in cell.failures}, cell.failures
 
 
 def test_generated_modes_keep_the_failing_chunking(run: Run) -> None:
     cells = run.cells(parser="miniature/rewrites_native_ids", case="tool.native_id", mode="random")
-    assert cells and cells[0]["outcome"] == "fail"
-    assert cells[0]["examples"] >= 1
-    assert cells[0]["chunking"] and "".join(cells[0]["chunking"]) == cells[0]["input"]["text"]
+    assert cells and cells[0].outcome == "fail"
+    assert cells[0].examples >= 1
+    assert cells[0].chunking and "".join(cells[0].chunking) == cells[0].input["text"]
 
 
 def test_failing_cells_fail_the_run(run: Run) -> None:
@@ -312,10 +312,10 @@ def test_failing_cells_fail_the_run(run: Run) -> None:
 
 def test_crash_and_hang_are_recorded_not_raised(run: Run) -> None:
     crashed = run.cells(parser="miniature/crashes_on_dotted_names", case="tool.name_chars", mode="batch")[0]
-    assert crashed["outcome"] == "error" and "invalid tool name" in crashed["error"]
+    assert crashed.outcome == "error" and "invalid tool name" in crashed.error
     hung = run.cells(parser="miniature/hangs", case="reasoning.only", mode="tokens")[0]
-    assert hung["outcome"] == "timeout"
-    assert len(run.results["cells"]) == len({(c["parser"], c["case"], c["mode"]) for c in run.results["cells"]})
+    assert hung.outcome == "timeout"
+    assert len(run.results["cells"]) == len({(c.parser, c.case, c.mode) for c in run.results["cells"]})
     assert Path(run.results["run"]["command"].split()[0]).name == "pytest"
 
 
@@ -330,27 +330,27 @@ def test_a_native_hang_is_stopped_and_says_where(run: Run) -> None:
     overloaded machine the spinning worker may get under a quarter of a core, and the wall-time limit
     stops it first: the same verdict, said as "blocked".)"""
     cell = _one(run, "hangs_in_native_code", "tokens")
-    assert cell["outcome"] == "timeout"
-    detail = cell["failures"][0]["detail"]
+    assert cell.outcome == "timeout"
+    detail = cell.failures[0].detail
     assert re.match(r"hung: (no progress after .* of CPU time|blocked for \d+ s without returning), in feed\(\) "
                     r"of delta", detail), detail
     assert "sunny" in detail  # the delta that completed the trigger word is quoted
-    assert _one(run, "hangs_in_native_code", "batch")["failures"][0]["detail"].endswith("in parse() (one shot)")
+    assert _one(run, "hangs_in_native_code", "batch").failures[0].detail.endswith("in parse() (one shot)")
 
 
 def test_an_aborted_interpreter_is_an_error_with_its_signal_and_stack(run: Run) -> None:
     cell = _one(run, "aborts", "tokens")
-    assert cell["outcome"] == "error"
-    assert cell["failures"][0]["detail"].startswith("the worker died of SIGABRT, in feed() of delta")
-    assert "Fatal Python error: Aborted" in cell["error"] and "in strike" in cell["error"]  # faulthandler's stack
+    assert cell.outcome == "error"
+    assert cell.failures[0].detail.startswith("the worker died of SIGABRT, in feed() of delta")
+    assert "Fatal Python error: Aborted" in cell.error and "in strike" in cell.error  # faulthandler's stack
 
 
 def test_a_memory_bomb_is_stopped_at_the_limit(run: Run) -> None:
     """Stopped by the grader at 256 MiB, not by the miniature's own 8 GiB cap (which would say MemoryError)."""
     cell = _one(run, "exhausts_memory", "batch")
-    assert cell["outcome"] == "error"
-    assert cell["failures"][0]["detail"].startswith("memory: the worker grew by"), cell["failures"]
-    assert "(limit 256 MiB), in parse() (one shot)" in cell["failures"][0]["detail"]
+    assert cell.outcome == "error"
+    assert cell.failures[0].detail.startswith("memory: the worker grew by"), cell.failures
+    assert "(limit 256 MiB), in parse() (one shot)" in cell.failures[0].detail
 
 
 def test_grading_goes_on_after_a_killed_worker(run: Run) -> None:
@@ -358,35 +358,35 @@ def test_grading_goes_on_after_a_killed_worker(run: Run) -> None:
     for name in KILLERS:
         cells = run.cells(parser=f"miniature/{name}")
         assert len(cells) == len(KILLER_MODES) * len(KILLER_CASES)
-        assert any(c["outcome"] == "pass" for c in cells)
+        assert any(c.outcome == "pass" for c in cells)
 
 
 def test_slow_is_a_figure_not_a_verdict(run: Run) -> None:
     """A parser that is right but slow passes every cell; its slowdown against the reference parser on the
     same input is recorded (large on a 16 KiB argument), an honest miniature's is not."""
-    slow = [c for c in run.cells(parser="miniature/slow_but_correct") if c["outcome"] != "n/a"]
-    assert slow and all(c["outcome"] == "pass" for c in slow), [c["case"] for c in slow if c["outcome"] != "pass"]
+    slow = [c for c in run.cells(parser="miniature/slow_but_correct") if c.outcome != "n/a"]
+    assert slow and all(c.outcome == "pass" for c in slow), [c.case for c in slow if c.outcome != "pass"]
     long_batch = run.cells(parser="miniature/slow_but_correct", case="tool.long_args", mode="batch")[0]
-    assert long_batch["slowdown"] >= 20 and long_batch["parse_cpu_s"] > long_batch["reference_cpu_s"]
+    assert long_batch.slowdown >= 20 and long_batch.parse_cpu_s > long_batch.reference_cpu_s
     honest = run.cells(parser="miniature/drops_trailing_text", case="tool.long_args", mode="batch")[0]
-    assert honest["slowdown"] < 5
-    assert all(c["parse_cpu_s"] is not None for c in slow)
+    assert honest.slowdown < 5
+    assert all(c.parse_cpu_s is not None for c in slow)
 
 
 def test_holding_whole_calls_fails_only_the_incremental_check(run: Run) -> None:
     """Right in every mode: what it gets wrong is when the argument text arrives, and only that is named."""
     cells = run.cells(parser="miniature/holds_whole_calls")
-    failing = [c for c in cells if c["outcome"] == "fail"]
+    failing = [c for c in cells if c.outcome == "fail"]
     assert failing
     for cell in failing:
-        assert {f["check"] for f in cell["failures"]} == {"incremental"}, cell["failures"]
-        assert cell["withheld"] > INCREMENTAL_BOUND and cell["chunking"]
+        assert {f.check for f in cell.failures} == {"incremental"}, cell.failures
+        assert cell.withheld > INCREMENTAL_BOUND and cell.chunking
     whole = run.cells(parser="miniature/holds_whole_calls", case="tool.long_args", mode="whole")
-    assert whole and whole[0]["outcome"] == "pass"
+    assert whole and whole[0].outcome == "pass"
 
 
 def test_an_all_or_nothing_batch_is_caught_by_the_stream(run: Run) -> None:
     """The one-shot path loses the good call; the streamed one is right and is flagged only as differing."""
     for cell in run.cells(parser="miniature/all_or_nothing_batch", outcome="fail"):
-        checks = {f["check"] for f in cell["failures"]}
-        assert checks == {"stream_equals_batch"} if cell["mode"] != "batch" else "stream_equals_batch" not in checks
+        checks = {f.check for f in cell.failures}
+        assert checks == {"stream_equals_batch"} if cell.mode != "batch" else "stream_equals_batch" not in checks

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from contract.record import CellRecord
 from reports.html import SEVERITY, render_matrix, reveal, worst_outcome
 from reports.load import OUTCOMES, load_results, write_results
 from reports.schema import CELL_DEFAULTS, FROM_SAMPLE, rerun_of
@@ -78,7 +79,14 @@ def make_cell(
 
 
 def make_results(cells: list[dict[str, Any]]) -> dict[str, Any]:
-    """A schema-1 results dict whose parsers, cases and families are derived from `cells`."""
+    """A results document as `load_results` gives it (cells as records), its parsers, cases and families
+    derived from `cells` (cell dicts as `make_cell` gives them)."""
+    raw = raw_results(cells)
+    return {**raw, "cells": [CellRecord.from_json(cell) for cell in raw["cells"]]}
+
+
+def raw_results(cells: list[dict[str, Any]]) -> dict[str, Any]:
+    """A schema-1 results file's JSON whose parsers, cases and families are derived from `cells`."""
     parsers = {
         c["parser"]: {"engine": c["engine"], "parser": c["parser"], "family": c["family"], "version": "1.0"}
         for c in cells
@@ -119,8 +127,9 @@ def make_results(cells: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def write(tmp_path: Path, data: dict[str, Any]) -> Path:
+    """A results file of the JSON given (records as their JSON)."""
     path = tmp_path / "results.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
+    path.write_text(json.dumps(data, default=CellRecord.to_json), encoding="utf-8")
     return path
 
 
@@ -154,7 +163,7 @@ def embedded_cells(html: str) -> dict[str, Any]:
                                      context=values[mode["input"]["context"]])
             template = data["reruns"].get(cell["parser"].split("/")[0])
             if mode["rerun"] is None and template:
-                mode["rerun"] = rerun_of(template, {**cell, "mode": mode["mode"]})
+                mode["rerun"] = rerun_of(template, cell["parser"], cell["case"], mode["mode"])
     return data
 
 
@@ -164,13 +173,14 @@ def embedded_cells(html: str) -> dict[str, Any]:
 def test_load_results_reads_schema_1_whole(tmp_path: Path) -> None:
     """A file of the first schema (a published baseline, say) reads as it was written, keys it predates
     at their defaults."""
-    data = make_results([make_cell()])
+    data = raw_results([make_cell()])
     loaded = load_results(write(tmp_path, data))
     cell = data["cells"][0]
     assert {k: v for k, v in loaded.items() if k != "cells"} == {k: v for k, v in data.items() if k != "cells"} | {
         "samples": {}}
     defaults = {**dict.fromkeys(FROM_SAMPLE), **CELL_DEFAULTS}
-    assert loaded["cells"][0] == {**{k: defaults[k] for k in defaults.keys() - cell.keys()}, **cell}
+    assert loaded["cells"][0] == CellRecord.from_json({**{k: defaults[k] for k in defaults.keys() - cell.keys()},
+                                                       **cell})
 
 
 def test_written_results_read_back_whole(tmp_path: Path) -> None:
@@ -194,8 +204,9 @@ def test_written_results_read_back_whole(tmp_path: Path) -> None:
     assert all("input" not in c and "engine" not in c for c in stored["cells"])  # told by the tables
     assert stored["cells"][1]["chunking"] == [5]  # the cut, not the deltas
     loaded = load_results(path)
-    assert loaded["cells"][0]["observed"] is None  # a passing cell's observed message is not kept
-    assert loaded["cells"][1:] == cells[1:] and loaded["cells"][0] == {**cells[0], "observed": None}
+    assert loaded["cells"][0].observed is None  # a passing cell's observed message is not kept
+    assert loaded["cells"][1:] == data["cells"][1:]
+    assert loaded["cells"][0] == CellRecord.from_json({**cells[0], "observed": None})
 
 
 @pytest.mark.parametrize(
@@ -206,12 +217,14 @@ def test_written_results_read_back_whole(tmp_path: Path) -> None:
         (lambda d: d.pop("cells"), "cells"),
         (lambda d: d.update(parsers={}), "parsers"),
         (lambda d: d["run"].pop("engines"), "run.engines"),
-        (lambda d: d["cells"][0].pop("outcome"), "cells[0].outcome"),
-        (lambda d: d["cells"][0].update(outcome="great"), "cells[0].outcome"),
+        (lambda d: d["cells"][0].pop("outcome"), "'cells[0]' (reference/hermes:tool.single:batch): key 'outcome': missing"),
+        (lambda d: d["cells"][0].update(outcome="great"), "key 'outcome': 'great' is not an outcome"),
+        (lambda d: d["cells"][0].update(notes="x"), "'cells[0]' (reference/hermes:tool.single:batch): key 'notes'"),
+        (lambda d: d["cells"][0].update(colour="red"), "key 'colour': not a key of a cell"),
     ],
 )
 def test_load_results_names_the_bad_field(tmp_path: Path, mutate: Any, field: str) -> None:
-    data = make_results([make_cell()])
+    data = raw_results([make_cell()])
     mutate(data)
     path = write(tmp_path, data)
     with pytest.raises(ValueError, match=re.escape(field)) as info:
@@ -448,7 +461,7 @@ def test_cli_exit_2_on_wrong_schema(tmp_path: Path) -> None:
 
 
 def test_cli_exit_2_on_missing_cells(tmp_path: Path) -> None:
-    data = make_results([make_cell()])
+    data = raw_results([make_cell()])
     del data["cells"]
     done = run_cli(str(write(tmp_path, data)))
     assert done.returncode == 2
@@ -578,6 +591,16 @@ def test_engines_without_a_registry_have_no_coverage_line() -> None:
     assert "Coverage of engine registries" not in terminal_summary(engine_results("reference"))
 
 
+def test_a_cell_failing_only_incremental_streaming_scores_as_correct() -> None:
+    """The incremental column reports it; the score counts the cell's correctness only."""
+    incremental = {"check": "incremental", "detail": "held 200 bytes"}
+    cells = [make_cell("vllm/hermes", mode="tokens", outcome="fail", failures=[incremental], withheld=200),
+             make_cell("vllm/hermes", case="tool.parallel", mode="tokens", outcome="fail",
+                       failures=[incremental, {"check": "expected", "detail": "lost a call"}])]
+    [row] = parser_scores(make_results(cells))
+    assert (row["score"], row["incremental"]) == (50.0, {"cells": 2, "worst": 200})
+
+
 def test_speed_is_a_flagged_figure_not_an_outcome() -> None:
     """The slowest measurable cell against the reference parser; flagged from SLOW_FACTOR; cells where the
     reference is too quick to time reliably (a first parse's start-up would dominate) are not counted; the
@@ -593,8 +616,8 @@ def test_speed_is_a_flagged_figure_not_an_outcome() -> None:
     ]
     results = make_results(cells)
     rows = {row["parser"]: row for row in parser_scores(results)}
-    assert rows["vllm/granite"]["slowest"]["case"] == "tool.long_args"
-    assert rows["vllm/hermes"]["slowest"]["slowdown"] == 1.2
+    assert rows["vllm/granite"]["slowest"].case == "tool.long_args"
+    assert rows["vllm/hermes"]["slowest"].slowdown == 1.2
     text = terminal_summary(results)
     assert "×15000 slow" in text and "×1.2" in text and "×1.2 slow" not in text
     assert outcome_counts(results)["pass"] == 4
@@ -677,7 +700,7 @@ def test_known_broken_groups_cells_by_bug_with_link_and_repro() -> None:
     [engine] = known_broken(results, top=3)
     assert (engine.engine, engine.cells, engine.other_bugs) == ("vllm", 10, 1)
     assert [(b.id, b.count, b.untriaged) for b in engine.bugs] == [("a", 5, False), ("b", 3, False), ("c", 2, True)]
-    assert engine.bugs[0].parsers == ("vllm/qwen", "vllm/hermes") and engine.bugs[0].example["case"] == "tool.c00"
+    assert engine.bugs[0].parsers == ("vllm/qwen", "vllm/hermes") and engine.bugs[0].example.case == "tool.c00"
 
     section = markdown_summary(results).split("per engine)\n\n")[1].splitlines()
     assert section[0] == "- `vllm`: 10 known-broken cells"
@@ -718,11 +741,11 @@ def test_known_broken_of_a_file_without_bug_ids_groups_by_reason() -> None:
 
 
 def test_link_targets_are_encoded_and_valid() -> None:
-    from reports.summary import cell_fragment, cell_id, http_url, matrix_href, row_anchor
+    from reports.summary import cell_fragment, http_url, matrix_href, row_anchor
 
-    cell = make_cell("vllm/kimi_k2", "tool.single", "tokens")
-    assert cell_id(cell) == "vllm/kimi_k2:tool.single:tokens"
-    assert matrix_href(cell_fragment(cell_id(cell))) == "matrix.html#cell=vllm/kimi_k2:tool.single:tokens"
+    cell = CellRecord.from_json(make_cell("vllm/kimi_k2", "tool.single", "tokens"))
+    assert cell.id == "vllm/kimi_k2:tool.single:tokens"
+    assert matrix_href(cell_fragment(cell.id)) == "matrix.html#cell=vllm/kimi_k2:tool.single:tokens"
     assert row_anchor("vllm/kimi_k2") == "parser-vllm/kimi_k2"
     assert row_anchor('x/a b"<c>%') == "parser-x/a%20b%22%3Cc%3E%25"  # no space or quote: a valid id
     assert cell_fragment("a/b:c) [d](e):f") == "cell=a/b:c%29%20%5Bd%5D%28e%29:f"

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from contract.cli import repro
+from contract.outcome import Outcome
 from contract.provenance import checkout_state, installed_build
+from contract.record import CellRecord
 
 
 @pytest.mark.parametrize(("given", "mode"), [
@@ -66,11 +68,12 @@ def test_inlined_modules_lose_only_their_docstring_and_imports_of_this_project()
 
 
 def test_the_sample_spreads_over_modes_and_parsers() -> None:
-    cells = [{"parser": f"e/p{p}", "case": f"c{c}", "mode": m} for p in range(3) for c in range(4)
+    cells = [CellRecord(engine="e", parser=f"e/p{p}", family=None, case=f"c{c}", kind="tool", mode=m, tier="batch",
+                        vocabulary=None, outcome=Outcome.XFAIL) for p in range(3) for c in range(4)
              for m in ("batch", "tokens", "chars")]
     picked = repro._spread(cells, 6)
-    assert len(picked) == 6 and {c["mode"] for c in picked} == {"batch", "tokens", "chars"}
-    assert {c["parser"] for c in picked} == {"e/p0", "e/p1", "e/p2"}
+    assert len(picked) == 6 and {c.mode for c in picked} == {"batch", "tokens", "chars"}
+    assert {c.parser for c in picked} == {"e/p0", "e/p1", "e/p2"}
     assert picked == repro._spread(list(reversed(cells)), 6)  # stable, whatever the order of the file
 
 

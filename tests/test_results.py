@@ -4,26 +4,32 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from contract import results
+from contract.outcome import Outcome
+from contract.record import CellRecord
 
 
-def _records(worker: str, count: int) -> list[dict[str, Any]]:
-    return [{"worker": worker, "n": n, "text": f"café 東京 {n}\n<tool_call>"} for n in range(count)]
+def _record(worker: str, n: int, text: str) -> CellRecord:
+    return CellRecord(engine=worker, parser=f"{worker}/p", family=None, case="tool.single", kind="tool", mode="batch",
+                      tier="batch", vocabulary=None, outcome=Outcome.FAIL, examples=n, reason=text)
 
 
-def _write(path: Path, worker: str, records: list[dict[str, Any]]) -> None:
+def _records(worker: str, count: int) -> list[CellRecord]:
+    return [_record(worker, n, f"café 東京 {n}\n<tool_call>") for n in range(count)]
+
+
+def _write(path: Path, worker: str, records: list[CellRecord]) -> None:
     log = results.RecordLog(results.parts_dir(path), worker)
     for record in records:
         log.write(record)
     log.close()
 
 
-def _key(record: dict[str, Any]) -> tuple[str, int]:
-    return record["worker"], record["n"]
+def _key(record: CellRecord) -> tuple[str, int]:
+    return record.engine, record.examples or 0
 
 
 def test_two_workers_lose_nothing(tmp_path: Path) -> None:
@@ -48,7 +54,7 @@ def test_a_reopened_log_appends(tmp_path: Path) -> None:
 
 def test_records_with_unicode_line_separators_survive(tmp_path: Path) -> None:
     path = tmp_path / "results.json"
-    records = [{"worker": "main", "n": 0, "text": "a\u2028b"}, {"worker": "main", "n": 1, "text": "c\x85d"}]
+    records = [_record("main", 0, "a\u2028b"), _record("main", 1, "c\x85d")]
     _write(path, "main", records)
     assert results.read_parts(results.parts_dir(path)).cells == records
 
@@ -96,18 +102,24 @@ def test_write_is_atomic_and_valid_json(tmp_path: Path) -> None:
     path = tmp_path / "nested" / "results.json"
     path.parent.mkdir()
     path.write_text("stale", encoding="utf-8")
+    cell = _record("p", 0, "café 東京")
     document = {"schema": 2, "run": {"engines": {}}, "parsers": [], "cases": [], "families": [], "samples": {},
-                "cells": [{"parser": "p/q", "case": "c", "mode": "batch", "outcome": "n/a", "text": "café 東京"}]}
+                "cells": [cell]}
     results.write(path, document)
-    assert json.loads(path.read_text(encoding="utf-8"))["cells"] == document["cells"]
+    [stored] = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    assert (stored["parser"], stored["outcome"]) == ("p/p", "fail") and "café 東京" in path.read_text(encoding="utf-8")
     assert sorted(p.name for p in path.parent.iterdir()) == ["results.json"]
 
 
-def test_corrupt_line_names_file_and_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("line", "message"), [
+    ('{"cell": {"parser": \n', r"gw3\.jsonl: line 3 is not a JSON record"),
+    ('{"cell": {"parser": "gw3/p"}}\n', r"gw3\.jsonl: line 3: not a cell record: key 'engine': missing"),
+])
+def test_corrupt_line_names_file_and_line(tmp_path: Path, line: str, message: str) -> None:
     path = tmp_path / "results.json"
     _write(path, "gw3", _records("gw3", 2))
     part = results.parts_dir(path) / "gw3.jsonl"
     with part.open("a", encoding="utf-8") as f:
-        f.write('{"worker": "gw3", "n": \n')
-    with pytest.raises(ValueError, match=r"gw3\.jsonl: line 3 "):
+        f.write(line)
+    with pytest.raises(ValueError, match=message):
         results.read_parts(results.parts_dir(path))

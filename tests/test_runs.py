@@ -39,13 +39,13 @@ def test_rerun_command_runs_as_printed(tmp_path: Path) -> None:
     """A miniature cell's printed rerun grades that cell alone into a file of its own."""
     first = grade(tmp_path / "all", "--engine", "tests.miniatures", "--case", "tool.native_id", "--mode", "tokens")
     cell = first.cells(parser="miniature/rewrites_native_ids")[0]
-    assert cell["rerun"].startswith("python -m pytest --grade --engine tests.miniatures 'tests/test_matrix.py::")
-    done = _shell(cell["rerun"])
+    assert cell.rerun.startswith("python -m pytest --grade --engine tests.miniatures 'tests/test_matrix.py::")
+    done = _shell(cell.rerun)
     written = _written(done.stdout)
     try:
         cells = json.loads(written.read_text(encoding="utf-8"))["cells"]
         assert [(c["parser"], c["case"], c["mode"], c["outcome"]) for c in cells] == [
-            ("miniature/rewrites_native_ids", "tool.native_id", "tokens", cell["outcome"])], done.stdout[-2000:]
+            ("miniature/rewrites_native_ids", "tool.native_id", "tokens", cell.outcome)], done.stdout[-2000:]
         assert written.parent.name == "filtered"
     finally:
         written.unlink()
@@ -58,7 +58,7 @@ def test_nox_rerun_of_a_cell_touches_only_its_own_file(tmp_path: Path) -> None:
     its virtualenv exists; the full results and the combined matrix keep their bytes."""
     first = grade(tmp_path / "cell", "--family", "hermes", "--case", "tool.single", "--mode", "tokens",
                   expectations=EXPECTATIONS_DIR)
-    command = first.cells()[0]["rerun"]
+    command = first.cells()[0].rerun
     assert command == ("nox -R -s \"grade(engine='reference')\" -- "
                        "'tests/test_matrix.py::test_cells[reference/hermes:tool.single]' --mode tokens")
     out = tmp_path / "out"

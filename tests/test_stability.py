@@ -26,10 +26,10 @@ def test_idle_and_loaded_runs_agree_on_every_cell(tmp_path: Path) -> None:
     idle = grade(tmp_path / "idle", *SLICE)
     loaded = grade(tmp_path / "loaded", *SLICE, "--cpu-load", "2")
     assert loaded.results["run"]["cpu_load"] == 2 and idle.results["run"]["cpu_load"] == 0
-    outcomes = {c["outcome"] for c in idle.results["cells"]}
+    outcomes = {c.outcome for c in idle.results["cells"]}
     assert {"pass", "fail", "timeout"} <= outcomes, outcomes  # the slice has passing, failing and hung cells
     slow = idle.cells(parser="miniature/slow_but_correct", case="tool.long_args", mode="tokens")[0]
-    assert slow["outcome"] == "pass" and slow["parse_cpu_s"] > 0.2
+    assert slow.outcome == "pass" and slow.parse_cpu_s > 0.2
     assert differences(idle.results["cells"], loaded.results["cells"]) == []
     # the busy run was slower, which is the point: the same verdicts anyway
     assert loaded.results["run"]["duration_s"] > idle.results["run"]["duration_s"]
@@ -52,9 +52,9 @@ def test_generated_chunkings_come_from_the_input_not_the_code() -> None:
     first = {c.id: Grader(families=families).grade(c) for c in cells}
     again = {c.id: Grader(families=families).grade(c) for c in cells}
     for cell in cells:
-        assert first[cell.id]["outcome"] == "fail" and first[cell.id]["chunking"]
-        assert (first[cell.id]["chunking"], first[cell.id]["examples"]) == (again[cell.id]["chunking"],
-                                                                            again[cell.id]["examples"])
+        assert first[cell.id].outcome == "fail" and first[cell.id].chunking
+        assert (first[cell.id].chunking, first[cell.id].examples) == (again[cell.id].chunking,
+                                                                      again[cell.id].examples)
 
     kimi = family("kimi_k2")
     sample = kimi.sample(case("tool.native_id"))

@@ -125,16 +125,19 @@ def test_a_cell_says_which_tier_its_failure_needs(family_name: str, status: str,
                                                   note: str | None) -> None:
     from contract import expectations
     from contract.matrix import judge
+    from contract.outcome import Outcome
+    from contract.record import CellRecord
 
     parser = f"vllm/{family_name}"
     bug = expectations.Bug("synthetic-bug", "a bug seen on the synthetic BPE",
                            (expectations.Place((parser,), ("tool.single",), ("tokens",)),))
     other = expectations.Expectations({bug.id: bug}, {cell: (bug.id,) for cell in bug.cells()} if other_knows else {},
                                       {})
-    record = {"parser": parser, "family": family_name, "case": "tool.single", "mode": "tokens", "outcome": status,
-              "notes": [], "signature": {"status": status}, "vocabulary": vocabulary_label(all_families()[family_name])}
+    record = CellRecord(engine="vllm", parser=parser, family=family_name, case="tool.single", kind="tool",
+                        mode="tokens", tier="token", outcome=Outcome(status), signature={"status": status},
+                        vocabulary=vocabulary_label(all_families()[family_name]))
     judged = judge(record, expectations.NONE, ("synthetic", other))
-    assert [n for n in judged["notes"] if n.startswith("vocabulary:")] == ([note] if note else [])
+    assert [n for n in judged.notes if n.startswith("vocabulary:")] == ([note] if note else [])
 
 
 def test_only_a_family_with_a_real_vocabulary_has_two_tiers_to_compare() -> None:
@@ -152,6 +155,6 @@ def test_a_run_records_its_tier_and_reruns_in_it(tmp_path: Path, tier: str, labe
                 "--mode", "tokens", "--vocabulary", tier)
     assert run.returncode == 0, run.output[-2000:]
     [cell] = run.results["cells"]
-    assert (run.results["run"]["vocabulary"], cell["vocabulary"], cell["outcome"]) == (tier, label, "pass")
+    assert (run.results["run"]["vocabulary"], cell.vocabulary, cell.outcome) == (tier, label, "pass")
     assert {f["name"]: f["vocabulary"] for f in run.results["families"]}["hermes"] == label
-    assert ("--vocabulary synthetic" in cell["rerun"]) is (tier == "synthetic")
+    assert ("--vocabulary synthetic" in cell.rerun) is (tier == "synthetic")

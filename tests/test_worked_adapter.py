@@ -51,14 +51,14 @@ def test_the_worked_adapter_of_the_guide_is_graded(tmp_path: Path) -> None:
     assert _status() == before  # nothing of this repository was touched
 
     cells = run.cells(parser="tinyllm/hermes")
-    assert cells and {c["family"] for c in cells} == {"hermes"}
-    assert {c["mode"] for c in cells} == {"batch", "tokens", "chars"}
-    assert {c["outcome"] for c in run.cells(parser="tinyllm/hermes", case="tool.single")} == {"pass"}
+    assert cells and {c.family for c in cells} == {"hermes"}
+    assert {c.mode for c in cells} == {"batch", "tokens", "chars"}
+    assert {c.outcome for c in run.cells(parser="tinyllm/hermes", case="tool.single")} == {"pass"}
     # the guide's deliberate bug, and what it says about reasoning with no reasoning parser
     dropped = run.cells(parser="tinyllm/hermes", case="tool.missing_end")
-    assert dropped and all(c["outcome"] == "fail" for c in dropped)
-    assert all(c["outcome"] == "fail" for c in run.cells(parser="tinyllm/hermes", case="reasoning.only"))
-    assert {c["outcome"] for c in run.cells(parser="tinyllm/hermes", case="tool.malformed_args")} == {"error"}
+    assert dropped and all(c.outcome == "fail" for c in dropped)
+    assert all(c.outcome == "fail" for c in run.cells(parser="tinyllm/hermes", case="reasoning.only"))
+    assert {c.outcome for c in run.cells(parser="tinyllm/hermes", case="tool.malformed_args")} == {"error"}
     assert [e["name"] for e in run.results["run"]["engines"]["tinyllm"]["coverage"]] == ["hermes"]
 
     # triaged as the guide shows, the bug is known: every mode of the case is xfail
@@ -68,4 +68,4 @@ def test_the_worked_adapter_of_the_guide_is_graded(tmp_path: Path) -> None:
     triaged = grade(tmp_path / "triaged-out", "--engine", "tiny_adapter", "--case", "tool.missing_end",
                     expectations=expectations, env={**os.environ, "PYTHONPATH": str(folder)})
     assert triaged.returncode == 0, triaged.output[-2000:]
-    assert {c["outcome"] for c in triaged.cells(parser="tinyllm/hermes")} == {"xfail"}
+    assert {c.outcome for c in triaged.cells(parser="tinyllm/hermes")} == {"xfail"}

@@ -40,6 +40,7 @@ from contract.matrix import Cell, plan
 from contract.model import Chunk, Message
 from contract.profiles import CI, profile
 from contract.provenance import installed_build
+from contract.record import CellRecord
 from contract.tokenizer import (
     REAL,
     TIERS,
@@ -336,20 +337,20 @@ def write_repro(cell: Cell, out: Path, hypothesis_profile: str = CI) -> tuple[Pa
 
 # ---- verification on a sample of a results file ----
 
-def _spread(cells: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+def _spread(cells: list[CellRecord], count: int) -> list[CellRecord]:
     """`count` cells spread over modes and parsers, in a stable order."""
-    by_mode: dict[str, list[dict[str, Any]]] = {}
-    for c in sorted(cells, key=lambda c: hashlib.sha256(f"{c['parser']}:{c['case']}:{c['mode']}".encode()).digest()):
-        by_mode.setdefault(c["mode"], []).append(c)
-    picked: list[dict[str, Any]] = []
+    by_mode: dict[str, list[CellRecord]] = {}
+    for c in sorted(cells, key=lambda c: hashlib.sha256(c.id.encode()).digest()):
+        by_mode.setdefault(c.mode, []).append(c)
+    picked: list[CellRecord] = []
     seen_parsers: set[str] = set()
     while len(picked) < count and any(by_mode.values()):
         for group in by_mode.values():
             if group and len(picked) < count:
-                fresh = next((c for c in group if c["parser"] not in seen_parsers), group[0])
+                fresh = next((c for c in group if c.parser not in seen_parsers), group[0])
                 group.remove(fresh)
                 picked.append(fresh)
-                seen_parsers.add(fresh["parser"])
+                seen_parsers.add(fresh.parser)
     return picked
 
 
@@ -358,13 +359,13 @@ def verify(results: Path, known_broken: int, passing: int, out: Path) -> int:
     document = load_results(results)
     cells = document["cells"]
     use_vocabulary(document["run"].get("vocabulary") or REAL)
-    sample = ([("xfail", c) for c in _spread([c for c in cells if c["outcome"] == "xfail"], known_broken)]
-              + [("pass", c) for c in _spread([c for c in cells if c["outcome"] == "pass"], passing)])
+    sample = ([("xfail", c) for c in _spread([c for c in cells if c.outcome == "xfail"], known_broken)]
+              + [("pass", c) for c in _spread([c for c in cells if c.outcome == "pass"], passing)])
     wrong = 0
     with ThreadPoolExecutor(max_workers=2) as runner:  # a repro imports its engine afresh: run two at once
         runs = []
         for recorded, record in sample:
-            cell_text = f"{record['parser']}:{record['case']}:{record['mode']}"
+            cell_text = record.id
             path, _ = write_repro(find_cell(cell_text), out)
             runs.append((recorded, record, cell_text, runner.submit(
                 subprocess.run, [sys.executable, "-I", path.name], cwd=out, capture_output=True, text=True,
@@ -383,10 +384,10 @@ def verify(results: Path, known_broken: int, passing: int, out: Path) -> int:
     return 1 if wrong else 0
 
 
-def _raised(stderr: str, record: dict[str, Any]) -> bool:
+def _raised(stderr: str, record: CellRecord) -> bool:
     """The repro failed the way the cell failed: an assertion naming the cell's first failed check, or,
     for a parser that raised, an exception other than an assertion."""
-    checks_failed = {f["check"] for f in record.get("failures") or []}
+    checks_failed = {f.check for f in record.failures}
     last = stderr.strip().splitlines()[-1] if stderr.strip() else ""
     if checks_failed == {"error"}:
         return bool(last) and not last.startswith("AssertionError")

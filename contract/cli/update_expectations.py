@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"cannot read cells: {exc}")
             return 2
         folder = args.dir or expectations_dir(document["run"].get("vocabulary") or "real")
-        for engine in sorted({c["engine"] for c in cells}):
+        for engine in sorted({c.engine for c in cells}):
             path = folder / f"{engine}.toml"
             try:
                 added, refreshed, removed = update(path, engine, cells)

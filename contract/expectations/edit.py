@@ -14,6 +14,7 @@ import tomlkit
 from tomlkit.items import AoT, Array, InlineTable, Table
 
 from ..outcome import RECORDED
+from ..record import CellRecord
 from .model import MODE_NAMES, Bug, CellKey, Place, compress_modes, expand_modes
 from .read import SCHEMA, load, signatures_path
 
@@ -148,7 +149,7 @@ def _untriaged_bugs(fresh: Mapping[CellKey, Mapping[str, Any]], taken: set[str])
     return bugs
 
 
-def update(path: Path, engine: str, cells: Iterable[Mapping[str, Any]]) -> tuple[int, int, int]:
+def update(path: Path, engine: str, cells: Iterable[CellRecord]) -> tuple[int, int, int]:
     """Refresh one engine's files from result cells, in place. A cell that passes leaves every bug citing it; a
     failing cell no bug cites joins an untriaged bug; a cited cell's signature is refreshed.
     Returns (cells added, signatures refreshed, cells removed)."""
@@ -158,14 +159,14 @@ def update(path: Path, engine: str, cells: Iterable[Mapping[str, Any]]) -> tuple
     fresh: dict[CellKey, Mapping[str, Any]] = {}
     refreshed = 0
     for cell in cells:
-        if cell["engine"] != engine:
+        if cell.engine != engine:
             continue
-        key = (cell["parser"], cell["case"], cell["mode"])
-        if cell["outcome"] == "fixed" and key in known.cited:
+        key = (cell.parser, cell.case, cell.mode)
+        if cell.outcome == "fixed" and key in known.cited:
             fixed.add(key)
             signatures.pop(key, None)
-        elif cell["outcome"] in RECORDED:
-            current = cell["signature"]
+        elif cell.outcome in RECORDED:
+            current = cell.signature
             if key not in known.cited:
                 fresh[key] = current
             elif signatures.get(key) != current:
