@@ -306,7 +306,7 @@ class IsolatedGrader:
                 slot.skeleton = message["record"]
                 continue
             self.spent_s += message["spent_s"]
-            self._answered(slot, Graded(CellRecord.from_json(message["record"]), slot.samples))
+            self._answered(slot, Graded(CellRecord.from_own_json(message["record"]), slot.samples))
             if slot.group is None:
                 return
             self._watch(slot)

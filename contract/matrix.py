@@ -140,13 +140,14 @@ def settled(cell: Cell, registry: Mapping[str, Family]) -> dict[str, Any] | None
 
 
 def judge(record: CellRecord, known: expectations.Expectations,
-          other_tier: tuple[str, expectations.Expectations] | None = None) -> CellRecord:
+          other_tier: tuple[str, expectations.Expectations] | None = None, *, rerun: str | None = None) -> CellRecord:
     """Turn a graded status into the cell's verdict against what is known about it (xfail, fixed, changed);
     with the other vocabulary tier's expectations (given for a family the two tiers grade on different
-    tokens), a note says which tier a failure needs."""
+    tokens), a note says which tier a failure needs. `rerun`: the command that grades the cell again, recorded
+    with the verdict."""
     status = record.outcome
     if status not in GRADED:
-        return record
+        return replace(record, rerun=rerun)
     notes = record.notes
     if other_tier is not None:
         note = _tier_note(status != Outcome.PASS, *other_tier, record)
@@ -162,7 +163,8 @@ def judge(record: CellRecord, known: expectations.Expectations,
         if verdict.outcome == Outcome.FIXED:
             known_fields["reason"] = (f"known broken (bug {', '.join(ids)}) but passes now: "
                                       "`nox -s update_expectations` takes it out of the bug's cells")
-    return replace(record, outcome=Outcome(verdict.outcome), diff=verdict.diff, notes=notes, **known_fields)
+    return replace(record, outcome=Outcome(verdict.outcome), diff=verdict.diff, notes=notes, rerun=rerun,
+                   **known_fields)
 
 
 def known_reason(bugs: Sequence[expectations.Bug]) -> str:

@@ -80,15 +80,27 @@ class CellRecord:
 
     def to_json(self) -> dict[str, Any]:
         """Every key, as JSON (tuples as lists)."""
-        out: dict[str, Any] = {}
-        for name in FIELDS:
-            value = getattr(self, name)
-            if name == "failures":
-                value = [failure.to_json() for failure in value]
-            elif isinstance(value, tuple):
-                value = list(value)
-            out[name] = value
+        out = dict(self.__dict__)
+        out["failures"] = [failure.to_json() for failure in self.failures]
+        out["notes"], out["bugs"] = list(self.notes), list(self.bugs)
+        if self.chunking is not None:
+            out["chunking"] = list(self.chunking)
         return out
+
+    @classmethod
+    def from_own_json(cls, raw: Mapping[str, Any]) -> CellRecord:
+        """A record from the JSON this run's own processes wrote (`to_json`): converted, not checked again, and
+        built without `__init__`'s per-field cost (it is paid twice per cell in every grade)."""
+        record = object.__new__(cls)
+        values = record.__dict__
+        values.update(_DEFAULTS)
+        values.update(raw)
+        values["outcome"] = Outcome(values["outcome"])
+        values["failures"] = tuple(Failure(f["check"], f["detail"]) for f in values["failures"])
+        values["notes"], values["bugs"] = tuple(values["notes"]), tuple(values["bugs"])
+        if values["chunking"] is not None:
+            values["chunking"] = tuple(values["chunking"])
+        return record
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> CellRecord:
@@ -96,16 +108,15 @@ class CellRecord:
         (keys with a default may be left out)."""
         if not isinstance(raw, Mapping):
             raise RecordError(f"expected a JSON object, not {type(raw).__name__}")
-        unknown = sorted(set(raw) - set(FIELDS))
+        unknown = sorted(raw.keys() - FIELDS.keys())
         if unknown:
             raise RecordError(f"key {unknown[0]!r}: not a key of a cell")
         values: dict[str, Any] = {}
         for name, spec in FIELDS.items():
-            if name not in raw:
-                if spec.required:
-                    raise RecordError(f"key {name!r}: missing")
-                continue
-            values[name] = spec.read(name, raw[name])
+            if name in raw:
+                values[name] = spec.read(name, raw[name])
+            elif spec.required:
+                raise RecordError(f"key {name!r}: missing")
         return cls(**values)
 
 
@@ -160,3 +171,4 @@ def _field(spec: dataclasses.Field[Any], hint: Any) -> _Field:
 
 _HINTS = typing.get_type_hints(CellRecord, localns={"Failure": Failure, "Outcome": Outcome, "JSON": JSON})
 FIELDS: dict[str, _Field] = {f.name: _field(f, _HINTS[f.name]) for f in dataclasses.fields(CellRecord)}
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(CellRecord) if f.default is not dataclasses.MISSING}

@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from reports.load import write_results
 
-from .record import CellRecord, RecordError
+from .record import CellRecord
 
 
 def parts_dir(results: Path) -> Path:
@@ -124,13 +124,11 @@ def read_parts(directory: Path) -> Parts:
             try:
                 entry = json.loads(line)
                 if "cell" in entry:
-                    parts.cells.append(CellRecord.from_json(entry["cell"]))
+                    parts.cells.append(CellRecord.from_own_json(entry["cell"]))
                 elif "samples" in entry:
                     parts.samples.update(entry["samples"])
                 else:
                     parts.parser_cpu_s += entry["parser_cpu_s"]
-            except RecordError as exc:
-                raise ValueError(f"{part}: line {n + 1}: not a cell record: {exc}") from exc
             except (ValueError, KeyError, TypeError) as exc:
                 raise ValueError(f"{part}: line {n + 1} is not a JSON record: {exc}") from exc
     return parts

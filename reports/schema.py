@@ -103,7 +103,8 @@ def compact(document: dict[str, Any]) -> dict[str, Any]:
             if key in derived:
                 if value == derived[key](cell):
                     continue
-            elif (key in FROM_SAMPLE and cell.get("sample")) or (key in CELL_DEFAULTS and _is_default(key, value)):
+            elif (key in FROM_SAMPLE and (cell.get("sample") or value is None)) or (
+                    key in CELL_DEFAULTS and _is_default(key, value)):
                 continue
             if key == "observed":
                 if cell["outcome"] == "pass":  # matches the expected outcome: nothing reads it

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from contract.isolation import IsolatedGrader
@@ -40,7 +38,7 @@ def test_cells(group: CellGroup, grader: IsolatedGrader, families, known, other_
     else:
         graded = [(g.record, g.samples) for g in grader.grade(group.cells)]
     for (record, samples), cell in zip(graded, group.cells, strict=True):
-        record = replace(judge(record, known(cell.engine_name), other_tier(cell)), rerun=rerun(cell))
+        record = judge(record, known(cell.engine_name), other_tier(cell), rerun=rerun(cell))
         record_log.write(record, samples)
         records.append(record)
     outcomes = {r.outcome for r in records}

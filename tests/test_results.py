@@ -113,7 +113,7 @@ def test_write_is_atomic_and_valid_json(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("line", "message"), [
     ('{"cell": {"parser": \n', r"gw3\.jsonl: line 3 is not a JSON record"),
-    ('{"cell": {"parser": "gw3/p"}}\n', r"gw3\.jsonl: line 3: not a cell record: key 'engine': missing"),
+    ('{"cell": {"parser": "gw3/p"}}\n', r"gw3\.jsonl: line 3 is not a JSON record: 'outcome'"),
 ])
 def test_corrupt_line_names_file_and_line(tmp_path: Path, line: str, message: str) -> None:
     path = tmp_path / "results.json"
