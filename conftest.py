@@ -34,10 +34,10 @@ from contract.matrix import Cell, CellGroup, grouped, parse_shard, parser_names,
 from contract.profiles import CI, EXAMPLES
 from contract.provenance import installed_build
 from contract.record import CellRecord
+from contract.schema import SCHEMA, rerun_of
 from contract.tokenizer import REAL, SYNTHETIC, TIERS, use_vocabulary, vocabulary_label
 from contract.vocabulary import missing_vocabularies
 from fixtures import all_families, expectations_dir
-from reports.schema import SCHEMA, rerun_of
 
 ROOT = Path(__file__).parent
 MATRIX_MODULE = ROOT / "tests" / "test_matrix.py"

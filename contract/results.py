@@ -3,7 +3,7 @@
 The grading process appends each cell's record (and each sample the first time a cell names it) to a
 JSON-lines file in the run's own parts folder, flushed per record, so nothing is lost if the run is
 stopped. At the end it writes one results file from it (schema in reports/SCHEMA.md, stored by
-`reports.load.write_results`): the full results path for a complete, unfiltered run, which holds a lock on
+`write`): the full results path for a complete, unfiltered run, which holds a lock on
 it while it runs; `shard-K-of-N.json` beside it for a shard; a file of its own under `filtered/` beside it
 for any other run, so a rerun of one cell or a run stopped early never replaces the full results.
 """
@@ -18,9 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from reports.load import write_results
-
 from .record import CellRecord
+from .schema import compact
 
 
 def parts_dir(results: Path) -> Path:
@@ -135,5 +134,10 @@ def read_parts(directory: Path) -> Parts:
 
 
 def write(results: Path, document: dict[str, Any]) -> None:
-    """The document (cells whole, as in memory) stored compact, by atomic replace (`reports.load`)."""
-    write_results(results, document)
+    """A document (its cells `CellRecord`s) stored as the current schema has it (`contract.schema.compact`), by
+    atomic replace, so a reader never sees half a file (`reports.load.load_results` reads it back)."""
+    results.parent.mkdir(parents=True, exist_ok=True)
+    temporary = results.with_name(f".{results.name}.{os.getpid()}.tmp")
+    stored = compact({**document, "cells": [cell.to_json() for cell in document["cells"]]})
+    temporary.write_text(json.dumps(stored, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+    temporary.replace(results)

@@ -14,9 +14,9 @@ from markupsafe import Markup
 
 from contract.outcome import SEVERITY
 from contract.record import CellRecord
+from contract.schema import rerun_of
 from reports.coverage import engine_coverage
 from reports.load import MODES, OUTCOMES
-from reports.schema import rerun_of
 from reports.summary import (
     SLOW_FACTOR,
     SYNTHETIC,

@@ -1,18 +1,18 @@
-"""Read and validate a results file (schema 1, 2 or 3, see reports/SCHEMA.md) with its cells whole, and write one."""
+"""Read and validate a results file (schema 1, 2 or 3, see reports/SCHEMA.md) with its cells whole (the
+writer is `contract.results.write`)."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from contract.outcome import FAILS_RUN as RUN_FAILING
 from contract.outcome import OUTCOMES
 from contract.record import CellRecord, RecordError
-from reports.schema import READABLE, SHARED, compact, expand
+from contract.schema import READABLE, SHARED, expand
 
-__all__ = ["MODES", "OUTCOMES", "RUN_FAILING", "load_results", "write_results"]
+__all__ = ["MODES", "OUTCOMES", "RUN_FAILING", "load_results"]
 MODES = (
     "batch",
     "whole",
@@ -94,13 +94,3 @@ def _record(path: Path, index: int, cell: dict[str, Any]) -> CellRecord:
     except RecordError as exc:
         named = ":".join(str(cell.get(key)) for key in ("parser", "case", "mode")) if "parser" in cell else ""
         raise ValueError(f"{path}: bad field 'cells[{index}]'{f' ({named})' if named else ''}: {exc}") from None
-
-
-def write_results(path: Path, document: dict[str, Any]) -> None:
-    """A document (its cells `CellRecord`s) stored as the current schema has it (`reports.schema.compact`), by
-    atomic replace, so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    stored = compact({**document, "cells": [cell.to_json() for cell in document["cells"]]})
-    temporary.write_text(json.dumps(stored, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
-    temporary.replace(path)

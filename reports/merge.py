@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from contract.record import CellRecord
-from reports.load import load_results, write_results
+from contract.results import write as write_results
+from reports.load import load_results
 from reports.summary import wall_span
 
 

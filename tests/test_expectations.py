@@ -18,7 +18,7 @@ from contract.expectations import Bug, Place, compress_modes, expand_modes
 from contract.expectations.edit import mirror, render, update
 from contract.outcome import Outcome
 from contract.record import CellRecord
-from reports.load import write_results
+from contract.results import write as write_results
 
 PARSER = "miniature/rewrites_native_ids"
 SELECT = ("--engine", "tests.miniatures", "--case", "tool.native_id", "--case", "tool.single",

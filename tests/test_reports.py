@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from contract.record import CellRecord
+from contract.results import write as write_results
+from contract.schema import CELL_DEFAULTS, FROM_SAMPLE, rerun_of
 from reports.html import SEVERITY, render_matrix, reveal, worst_outcome
-from reports.load import OUTCOMES, load_results, write_results
-from reports.schema import CELL_DEFAULTS, FROM_SAMPLE, rerun_of
+from reports.load import OUTCOMES, load_results
 from reports.summary import markdown_summary, outcome_counts, parser_scores, terminal_summary
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,5 +1,8 @@
 """The results file's layout (reports/SCHEMA.md): what repeats is stored once, and read back whole.
 
+The writer (`contract.results.write`) compacts a document; the reader (`reports.load.load_results`) expands one:
+reports depend on the core, never the reverse.
+
 Schema 2 and 3 (3 adds the KnownBroken bugs cells cite) store once what many cells share, and leave out of
 each cell what can be told from elsewhere:
 
