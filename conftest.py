@@ -2,7 +2,7 @@
 
 `pytest --grade` collects `tests/test_matrix.py` with one test per (parser, case), whose modes' cells are
 graded together; without `--grade` that module is ignored and `pytest` runs the framework's own tests.
-Parsers run in worker processes (`contract.isolation`); verdicts against the expectation files are given
+Parsers run in worker processes (`contract.grading.isolation`); verdicts against the expectation files are given
 here, in the pytest process.
 A complete unfiltered run writes `--results` (holding a lock on it while it runs); a shard of one
 (`--shard K/N`) writes `shard-K-of-N.json` beside it; a filtered or incomplete one writes its own file under
@@ -25,18 +25,18 @@ import pytest
 
 import fixtures
 from contract import expectations
-from contract import results as results_file
-from contract.adapter import BUILTIN_ENGINES, engine_module
-from contract.catalog import CATALOG
-from contract.family import Family, NotApplicable, Unimplemented
-from contract.isolation import IsolatedGrader, Limits
-from contract.matrix import Cell, CellGroup, grouped, parse_shard, parser_names, plan, settled, shard
-from contract.profiles import CI, EXAMPLES
-from contract.provenance import installed_build
-from contract.record import CellRecord
-from contract.schema import SCHEMA, rerun_of
-from contract.tokenizer import REAL, SYNTHETIC, TIERS, use_vocabulary, vocabulary_label
-from contract.vocabulary import missing_vocabularies
+from contract.cases.catalog import CATALOG
+from contract.cases.family import Family, NotApplicable, Unimplemented
+from contract.grading.adapter import BUILTIN_ENGINES, engine_module
+from contract.grading.isolation import IsolatedGrader, Limits
+from contract.run import results as results_file
+from contract.run.matrix import Cell, CellGroup, grouped, parse_shard, parser_names, plan, settled, shard
+from contract.run.provenance import installed_build
+from contract.run.record import CellRecord
+from contract.run.schema import SCHEMA, rerun_of
+from contract.streams.profiles import CI, EXAMPLES
+from contract.streams.tokenizer import REAL, SYNTHETIC, TIERS, use_vocabulary, vocabulary_label
+from contract.streams.vocabulary import missing_vocabularies
 from fixtures import all_families, expectations_dir
 
 ROOT = Path(__file__).parent
@@ -193,7 +193,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _take_over_xdist(config: pytest.Config) -> None:
-    """A grade runs in this one process, which keeps `-n` parser workers busy (`contract.isolation`): xdist's
+    """A grade runs in this one process, which keeps `-n` parser workers busy (`contract.grading.isolation`): xdist's
     own workers would only relay to them, at the cost of a process each and a message per test."""
     workers = getattr(config.option, "numprocesses", None)
     config.stash[_WORKERS] = int(workers) if isinstance(workers, int) and workers > 0 else 1

@@ -22,9 +22,9 @@ from typing import Any
 
 from tokenizers.decoders import DecodeStream
 
-from contract.family import Family
-from contract.model import Chunk
-from contract.tokenizer import family_tokenizer
+from contract.cases.family import Family
+from contract.cases.model import Chunk
+from contract.streams.tokenizer import family_tokenizer
 
 
 def _split_before(text: str, at: int) -> bool:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from contract.family import Family
-from contract.tokenizer import family_tokenizer
+from contract.cases.family import Family
+from contract.streams.tokenizer import family_tokenizer
 
 
 @cache

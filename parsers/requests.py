@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contract.model import RequestContext
+from contract.cases.model import RequestContext
 
 USER = {"role": "user", "content": "Please help."}  # the conversation when the case brings no history
 

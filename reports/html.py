@@ -12,9 +12,9 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
-from contract.outcome import SEVERITY
-from contract.record import CellRecord
-from contract.schema import rerun_of
+from contract.run.outcome import SEVERITY
+from contract.run.record import CellRecord
+from contract.run.schema import rerun_of
 from reports.coverage import engine_coverage
 from reports.load import MODES, OUTCOMES
 from reports.summary import (

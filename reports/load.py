@@ -1,5 +1,5 @@
 """Read and validate a results file (schema 1, 2 or 3, see reports/SCHEMA.md) with its cells whole (the
-writer is `contract.results.write`)."""
+writer is `contract.run.results.write`)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from contract.outcome import FAILS_RUN as RUN_FAILING
-from contract.outcome import OUTCOMES
-from contract.record import CellRecord, RecordError
-from contract.schema import READABLE, SHARED, expand
+from contract.run.outcome import FAILS_RUN as RUN_FAILING
+from contract.run.outcome import OUTCOMES
+from contract.run.record import CellRecord, RecordError
+from contract.run.schema import READABLE, SHARED, expand
 
 __all__ = ["MODES", "OUTCOMES", "RUN_FAILING", "load_results"]
 MODES = (

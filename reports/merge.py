@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from contract.record import CellRecord
-from contract.results import write as write_results
+from contract.run.record import CellRecord
+from contract.run.results import write as write_results
 from reports.load import load_results
 from reports.summary import wall_span
 

@@ -11,8 +11,8 @@ from urllib.parse import quote, urlsplit
 
 from tabulate import tabulate
 
-from contract.outcome import Outcome
-from contract.record import CellRecord
+from contract.run.outcome import Outcome
+from contract.run.record import CellRecord
 from reports.coverage import KIND_LABELS, KindCoverage, engine_coverage
 from reports.load import MODES, OUTCOMES, RUN_FAILING
 from reports.text import clip, inert_markdown, inert_terminal
@@ -91,7 +91,7 @@ def in_char_tier(cell: CellRecord) -> bool:
     return cell.tier == CHAR_TIER
 
 
-INCREMENTAL = "incremental"  # the check name (contract.checks.incremental)
+INCREMENTAL = "incremental"  # the check name (contract.grading.checks.incremental)
 
 
 def incremental(cells: Iterable[CellRecord]) -> dict[str, Any]:

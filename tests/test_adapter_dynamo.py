@@ -10,8 +10,8 @@ import os
 
 import pytest
 
-from contract.catalog import case
-from contract.tokenizer import family_tokenizer, token_stream
+from contract.cases.catalog import case
+from contract.streams.tokenizer import family_tokenizer, token_stream
 from fixtures import family
 
 

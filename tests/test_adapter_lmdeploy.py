@@ -10,9 +10,9 @@ import os
 
 import pytest
 
-from contract.catalog import case
-from contract.family import Sample
-from contract.tokenizer import encode_markup, family_tokenizer
+from contract.cases.catalog import case
+from contract.cases.family import Sample
+from contract.streams.tokenizer import encode_markup, family_tokenizer
 from fixtures import family
 
 REQUIRED = set(filter(None, os.environ.get("REQUIRE_ENGINES", "").split(",")))

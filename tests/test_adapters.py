@@ -13,14 +13,14 @@ from functools import cache
 
 import pytest
 
-from contract.adapter import Engine
-from contract.assembly import assemble
-from contract.catalog import ANSWER, THOUGHT, case
-from contract.chunking import token_chunks
-from contract.engines import ENGINES
-from contract.family import Sample
-from contract.model import Message
-from contract.tokenizer import encode_markup, family_tokenizer, token_stream
+from contract.cases.catalog import ANSWER, THOUGHT, case
+from contract.cases.family import Sample
+from contract.cases.model import Message
+from contract.grading.adapter import Engine
+from contract.grading.assembly import assemble
+from contract.run.engines import ENGINES
+from contract.streams.chunking import token_chunks
+from contract.streams.tokenizer import encode_markup, family_tokenizer, token_stream
 from fixtures import family
 
 # every adapter of an installed engine but openai-harmony (graded on Harmony alone: tests/test_runs.py)

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from contract.catalog import CASES, CATALOG, PLACEHOLDERS, Call, Case, Content, Reasoning, case
+from contract.cases.catalog import CASES, CATALOG, PLACEHOLDERS, Call, Case, Content, Reasoning, case
+from contract.cases.expected import ANY_ARGUMENTS, ExpectedMessage
+from contract.cases.family import Family, NotApplicable, Render, Sample, Unimplemented
+from contract.cases.rendering import Kind, TextBuilder
 from contract.cli import catalog_doc
-from contract.expected import ANY_ARGUMENTS, ExpectedMessage
-from contract.family import Family, NotApplicable, Render, Sample, Unimplemented
-from contract.rendering import Kind, TextBuilder
 from fixtures import all_families, family
 
 CASES_MD = Path(__file__).resolve().parents[2] / "shared" / "CASES.md"

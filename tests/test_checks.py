@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from contract import checks
-from contract.assembly import assemble
-from contract.catalog import case
-from contract.chunking import char_chunks
-from contract.compare import json_equal, matches, squeeze
-from contract.expected import ExpectedMessage
-from contract.family import Sample
-from contract.model import Delta, Message, ToolCall, ToolCallDelta
-from contract.rendering import Kind
+from contract.cases.catalog import case
+from contract.cases.expected import ExpectedMessage
+from contract.cases.family import Sample
+from contract.cases.model import Delta, Message, ToolCall, ToolCallDelta
+from contract.cases.rendering import Kind
+from contract.grading import checks
+from contract.grading.assembly import assemble
+from contract.grading.compare import json_equal, matches, squeeze
+from contract.streams.chunking import char_chunks
 from fixtures import family
 from fixtures.families.kimi_k2 import CALL_END, SECTION_BEGIN
 

@@ -9,8 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contract.catalog import CATALOG
-from contract.chunking import (
+from contract.cases.catalog import CATALOG
+from contract.cases.family import Sample
+from contract.cases.model import Chunk
+from contract.streams.chunking import (
     BOUNDARY_REACH,
     MODES,
     Mode,
@@ -19,10 +21,8 @@ from contract.chunking import (
     deterministic_chunkings,
     mode,
 )
-from contract.drawn import char_cuts, token_cuts
-from contract.family import Sample
-from contract.model import Chunk
-from contract.tokenizer import TokenStream, family_tokenizer, token_stream
+from contract.streams.drawn import char_cuts, token_cuts
+from contract.streams.tokenizer import TokenStream, family_tokenizer, token_stream
 from fixtures import all_families, family
 
 SAMPLES = [s for c in CATALOG for f in all_families().values() if isinstance(s := f.sample(c), Sample)]

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from workflow import expand, run_step, workflow
 
-from contract.adapter import BUILTIN_ENGINES
+from contract.grading.adapter import BUILTIN_ENGINES
 from reports.load import load_results
 
 NAME = "conformance matrix"

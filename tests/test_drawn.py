@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from contract import drawn
-from contract.catalog import case
-from contract.chunking import mode
-from contract.family import Sample
-from contract.grading import Subject, _grade_searched, grade
-from contract.profiles import CI, profile
-from contract.tokenizer import REAL, SYNTHETIC, TIERS, family_stream, use_vocabulary, vocabulary_tier
+from contract.cases.catalog import case
+from contract.cases.family import Sample
+from contract.grading.subject import Subject, _grade_searched, grade
+from contract.streams import drawn
+from contract.streams.chunking import mode
+from contract.streams.profiles import CI, profile
+from contract.streams.tokenizer import REAL, SYNTHETIC, TIERS, family_stream, use_vocabulary, vocabulary_tier
 from fixtures import all_families, family
 from tests.miniatures import load as miniatures
 from tests.miniatures.defects import DEFECTS

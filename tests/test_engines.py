@@ -1,4 +1,4 @@
-"""The engine registry (`contract/engines.py`) is the one place an engine is declared: the adapters, the pin
+"""The engine registry (`contract/run/engines.py`) is the one place an engine is declared: the adapters, the pin
 files, README's engine table and the CI workflow's engine matrix all agree with it."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 from workflow import workflow
 
-from contract.adapter import BUILTIN_ENGINES
-from contract.engines import ENGINES
+from contract.grading.adapter import BUILTIN_ENGINES
+from contract.run.engines import ENGINES
 
 ROOT = Path(__file__).resolve().parents[1]
 

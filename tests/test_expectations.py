@@ -16,9 +16,9 @@ from grading_run import ROOT, Run, grade
 from contract import expectations
 from contract.expectations import Bug, Place, compress_modes, expand_modes
 from contract.expectations.edit import mirror, render, update
-from contract.outcome import Outcome
-from contract.record import CellRecord
-from contract.results import write as write_results
+from contract.run.outcome import Outcome
+from contract.run.record import CellRecord
+from contract.run.results import write as write_results
 
 PARSER = "miniature/rewrites_native_ids"
 SELECT = ("--engine", "tests.miniatures", "--case", "tool.native_id", "--case", "tool.single",
@@ -128,7 +128,7 @@ cells = [{parser = "e/a", case = "tool.content_between", modes = ["tokens"]}]
 
 
 def test_a_cell_may_cite_several_bugs() -> None:
-    from contract.matrix import judge
+    from contract.run.matrix import judge
 
     known = _loaded(HANDWRITTEN)
     assert [b.id for b in known.lookup("e/a", "tool.content_between", "tokens")] == ["drops-narration", "greedy-regex"]
@@ -246,8 +246,8 @@ def test_bad_signature_line_names_the_line(tmp_path: Path) -> None:
 def test_shipped_expectation_files_are_valid_and_reviewable() -> None:
     """Every shipped file loads against its engine's parsers (which rejects a reason that restates modes); no
     reason is written twice, no bug is left untriaged, and every bug explains a cell."""
-    from contract.adapter import engine_module
-    from contract.matrix import parser_names
+    from contract.grading.adapter import engine_module
+    from contract.run.matrix import parser_names
     from fixtures import EXPECTATIONS_DIR
 
     for path in sorted([*EXPECTATIONS_DIR.glob("*.toml"), *EXPECTATIONS_DIR.glob("synthetic/*.toml")]):
@@ -260,7 +260,7 @@ def test_shipped_expectation_files_are_valid_and_reviewable() -> None:
 def test_tiers_agree_on_families_without_a_real_vocabulary() -> None:
     """Both tiers grade those families on the same synthetic tokens: the bugs their cells cite must not drift
     apart; and an id names the same bug in both tiers' files."""
-    from contract.adapter import engine_module
+    from contract.grading.adapter import engine_module
     from fixtures import EXPECTATIONS_DIR, all_families, family
 
     synthetic_only = {name for name, f in all_families().items() if f.vocabulary is None}

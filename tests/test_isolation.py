@@ -3,8 +3,8 @@ on a busy machine is not hung), a blocked call in wall time, memory above the ce
 
 from __future__ import annotations
 
-from contract.isolation import FRAMEWORK_HANG, WALL_FACTOR, Limits, Watchdog
-from contract.progress import Call
+from contract.grading.isolation import FRAMEWORK_HANG, WALL_FACTOR, Limits, Watchdog
+from contract.grading.progress import Call
 
 LIMITS = Limits(hang_after=10, memory_limit_mb=100)
 
@@ -57,9 +57,9 @@ def test_memory_counts_from_after_the_engine_loaded() -> None:
 
 _FRESH_WORKER = """
 import json, sys
-from contract.grader import Grader
-from contract.matrix import plan
-from contract.progress import Call, Progress
+from contract.grading.grader import Grader
+from contract.run.matrix import plan
+from contract.grading.progress import Call, Progress
 from fixtures import all_families
 
 class Imports(Progress):
@@ -108,7 +108,7 @@ def test_the_blocked_clock_stands_still_while_a_worker_waits_for_a_processor() -
     import sys
     import time
 
-    from contract.isolation import _queued_seconds
+    from contract.grading.isolation import _queued_seconds
 
     cpu = min(os.sched_getaffinity(0))
     spin = "import time\nend = time.monotonic() + 1.5\nwhile time.monotonic() < end: pass\nprint('done')"

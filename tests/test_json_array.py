@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from contract.assembly import assemble
-from contract.catalog import DEFAULT_TOOLS
-from contract.model import Chunk, Message, RequestContext
+from contract.cases.catalog import DEFAULT_TOOLS
+from contract.cases.model import Chunk, Message, RequestContext
+from contract.grading.assembly import assemble
 from fixtures import family
 from parsers.reference import load
 

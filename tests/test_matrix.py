@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from contract.isolation import IsolatedGrader
-from contract.matrix import CellGroup, judge, settled_record
-from contract.record import CellRecord
-from contract.results import RecordLog
+from contract.grading.isolation import IsolatedGrader
+from contract.run.matrix import CellGroup, judge, settled_record
+from contract.run.record import CellRecord
+from contract.run.results import RecordLog
 
 PASSING = ("pass",)
 SKIPPING = ("n/a", "skip")

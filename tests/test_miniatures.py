@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from grading_run import Run, grade
 
-from contract.catalog import Call, Content, Reasoning, Stray, Style, Truncation, case
-from contract.checks import INCREMENTAL_BOUND, INCREMENTAL_MODES
-from contract.family import Sample
-from contract.rendering import Kind
+from contract.cases.catalog import Call, Content, Reasoning, Stray, Style, Truncation, case
+from contract.cases.family import Sample
+from contract.cases.rendering import Kind
+from contract.grading.checks import INCREMENTAL_BOUND, INCREMENTAL_MODES
 from fixtures import family
 from parsers.reference.families import grammar
 from parsers.reference.families import hermes as hermes_reference

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from contract.assembly import assemble
-from contract.catalog import DEFAULT_TOOLS
-from contract.compare import normalized
-from contract.model import Chunk, Delta, Message, RequestContext
+from contract.cases.catalog import DEFAULT_TOOLS
+from contract.cases.model import Chunk, Delta, Message, RequestContext
+from contract.grading.assembly import assemble
+from contract.grading.compare import normalized
 from fixtures import family
 from parsers.reference import load
 

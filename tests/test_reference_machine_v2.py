@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from contract.assembly import assemble
-from contract.family import ReasoningStyle
-from contract.model import Delta, Message, RequestContext
+from contract.cases.family import ReasoningStyle
+from contract.cases.model import Delta, Message, RequestContext
+from contract.grading.assembly import assemble
 from parsers.reference.calls import PartialCall, not_a_call
 from parsers.reference.machine import Grammar, Machine
 

@@ -6,14 +6,14 @@ from collections.abc import Iterable
 
 import pytest
 
-from contract.adapter import ParserUnderTest
-from contract.assembly import assemble
-from contract.catalog import CATALOG, DEFAULT_TOOLS
-from contract.chunking import token_chunks
-from contract.compare import normalized
-from contract.family import Sample
-from contract.model import Chunk, Delta, Message, RequestContext
-from contract.tokenizer import family_stream
+from contract.cases.catalog import CATALOG, DEFAULT_TOOLS
+from contract.cases.family import Sample
+from contract.cases.model import Chunk, Delta, Message, RequestContext
+from contract.grading.adapter import ParserUnderTest
+from contract.grading.assembly import assemble
+from contract.grading.compare import normalized
+from contract.streams.chunking import token_chunks
+from contract.streams.tokenizer import family_stream
 from fixtures import all_families, family
 from fixtures.families.kimi_k2 import ARGUMENT_BEGIN, CALL_BEGIN, SECTION_BEGIN
 from parsers.reference import load

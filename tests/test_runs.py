@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from grading_run import ROOT, grade
 
-from contract.results import ResultsLock
+from contract.run.results import ResultsLock
 from fixtures import EXPECTATIONS_DIR
 
 UNMAPPED = ("--engine", "tests.miniatures.unmapped")  # every cell unimplemented: a full run in seconds

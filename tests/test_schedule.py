@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contract.schedule import Schedule
+from contract.grading.schedule import Schedule
 
 
 def _drain(schedule: Schedule, order: list[int]) -> list[tuple[int, int]]:

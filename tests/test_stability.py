@@ -38,12 +38,12 @@ def test_idle_and_loaded_runs_agree_on_every_cell(tmp_path: Path) -> None:
 def test_generated_chunkings_come_from_the_input_not_the_code() -> None:
     """A derandomized cell draws the same chunkings in a fresh grader; its seed is (family, case, mode), the
     same whichever parser faces it, and not a hash of the grading code."""
-    from contract.catalog import case
-    from contract.chunking import mode
-    from contract.grader import Grader
-    from contract.grading import Subject, stable_seed
-    from contract.matrix import plan
-    from contract.tokenizer import family_tokenizer, token_stream
+    from contract.cases.catalog import case
+    from contract.grading.grader import Grader
+    from contract.grading.subject import Subject, stable_seed
+    from contract.run.matrix import plan
+    from contract.streams.chunking import mode
+    from contract.streams.tokenizer import family_tokenizer, token_stream
     from fixtures import all_families, family
 
     families = all_families()
@@ -68,11 +68,11 @@ def test_generated_chunkings_ignore_the_constants_of_local_code(tmp_path: Path, 
     """hypothesis draws some values from the literals of "local" modules (outside site-packages): this project's
     own code, or an engine installed editable from a checkout. The chunkings a cell tries (drawn live here, as the
     store's are drawn) must not change when such a module is imported."""
-    from contract.catalog import case
-    from contract.chunking import mode
-    from contract.drawn import draw_live, draw_of
-    from contract.profiles import CI, profile
-    from contract.tokenizer import family_tokenizer, token_stream
+    from contract.cases.catalog import case
+    from contract.streams.chunking import mode
+    from contract.streams.drawn import draw_live, draw_of
+    from contract.streams.profiles import CI, profile
+    from contract.streams.tokenizer import family_tokenizer, token_stream
     from fixtures import family
 
     hermes = family("hermes")

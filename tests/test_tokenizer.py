@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from contract.catalog import CATALOG, case
-from contract.family import Family, Sample
-from contract.rendering import Kind, Rendered
-from contract.tokenizer import family_stream, family_tokenizer
+from contract.cases.catalog import CATALOG, case
+from contract.cases.family import Family, Sample
+from contract.cases.rendering import Kind, Rendered
+from contract.streams.tokenizer import family_stream, family_tokenizer
 from fixtures import all_families, family
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = [s for c in CATALOG for f in all_families().values() if isinstance(s := f.sample(c), Sample)]
 HASH_SCRIPT = (
     "import hashlib\n"
-    "from contract.tokenizer import family_tokenizer\n"
+    "from contract.streams.tokenizer import family_tokenizer\n"
     "from fixtures import all_families\n"
     "for name, f in sorted(all_families().items()):\n"
     "    print(name, hashlib.sha256(family_tokenizer(f).to_str().encode()).hexdigest())\n"

@@ -11,11 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from contract import vocabulary
-from contract.catalog import CATALOG
-from contract.family import Family, Sample
-from contract.rendering import Kind
-from contract.tokenizer import SYNTHETIC, family_stream, family_tokenizer, use_vocabulary, vocabulary_label
+from contract.cases.catalog import CATALOG
+from contract.cases.family import Family, Sample
+from contract.cases.rendering import Kind
+from contract.streams import vocabulary
+from contract.streams.tokenizer import (
+    SYNTHETIC,
+    family_stream,
+    family_tokenizer,
+    use_vocabulary,
+    vocabulary_label,
+)
 from fixtures import all_families, vocabularies
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,9 +130,9 @@ def test_an_archive_that_differs_from_its_pin_is_refused(tmp_path: Path) -> None
 def test_a_cell_says_which_tier_its_failure_needs(family_name: str, status: str, other_knows: bool,
                                                   note: str | None) -> None:
     from contract import expectations
-    from contract.matrix import judge
-    from contract.outcome import Outcome
-    from contract.record import CellRecord
+    from contract.run.matrix import judge
+    from contract.run.outcome import Outcome
+    from contract.run.record import CellRecord
 
     parser = f"vllm/{family_name}"
     bug = expectations.Bug("synthetic-bug", "a bug seen on the synthetic BPE",

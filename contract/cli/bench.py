@@ -34,12 +34,12 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from contract.adapter import engine_module
-from contract.catalog import case
-from contract.chunking import token_chunks
-from contract.family import Sample
-from contract.grading import Subject
-from contract.tokenizer import family_stream
+from contract.cases.catalog import case
+from contract.cases.family import Sample
+from contract.grading.adapter import engine_module
+from contract.grading.subject import Subject
+from contract.streams.chunking import token_chunks
+from contract.streams.tokenizer import family_stream
 from fixtures import all_families
 
 ROOT = Path(__file__).resolve().parents[2]

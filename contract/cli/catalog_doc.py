@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from contract.catalog import (
+from contract.cases.catalog import (
     CATALOG,
     DEFAULT_TOOLS,
     Call,
@@ -24,8 +24,8 @@ from contract.catalog import (
     Style,
     Truncation,
 )
-from contract.checks import INCREMENTAL_BOUND, INCREMENTAL_MODES
-from contract.family import Family, NotApplicable
+from contract.cases.family import Family, NotApplicable
+from contract.grading.checks import INCREMENTAL_BOUND, INCREMENTAL_MODES
 from fixtures import all_families
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "CATALOG.md"
@@ -33,7 +33,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "CATALOG.md"
 INTRO = """\
 # Universal case catalog
 
-Generated from `contract/catalog.py` and the families' positions (`fixtures/families/*.py`) by
+Generated from `contract/cases/catalog.py` and the families' positions (`fixtures/families/*.py`) by
 `python -m contract.cli.catalog_doc`; a test fails when this file is stale. It supersedes the starting spec's
 `CASES.md`: the catalog in code is the source, this page its reading copy.
 

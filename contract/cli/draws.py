@@ -1,13 +1,13 @@
-"""Check or rewrite the stored hypothesis draws (`fixtures/drawn_chunkings.jsonl`, see `contract.drawn`)."""
+"""Check or rewrite the stored hypothesis draws (`fixtures/drawn_chunkings.jsonl`, see `contract.streams.drawn`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from contract.drawn import STORE, every_draw, stale, write
-from contract.profiles import CI, profile
-from contract.tokenizer import TIERS
+from contract.streams.drawn import STORE, every_draw, stale, write
+from contract.streams.profiles import CI, profile
+from contract.streams.tokenizer import TIERS
 from fixtures import all_families
 
 

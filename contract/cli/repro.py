@@ -30,18 +30,20 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from contract import assembly, checks, compare, expectations, expected, model
-from contract.adapter import Engine, EngineRepro, ParserUnderTest, engine_module
-from contract.catalog import case
-from contract.chunking import mode
-from contract.family import Sample
-from contract.grading import Subject, grade
-from contract.matrix import Cell, plan
-from contract.model import Chunk, Message
-from contract.profiles import CI, profile
-from contract.provenance import installed_build
-from contract.record import CellRecord
-from contract.tokenizer import (
+from contract import expectations
+from contract.cases import expected, model
+from contract.cases.catalog import case
+from contract.cases.family import Sample
+from contract.cases.model import Chunk, Message
+from contract.grading import assembly, checks, compare
+from contract.grading.adapter import Engine, EngineRepro, ParserUnderTest, engine_module
+from contract.grading.subject import Subject, grade
+from contract.run.matrix import Cell, plan
+from contract.run.provenance import installed_build
+from contract.run.record import CellRecord
+from contract.streams.chunking import mode
+from contract.streams.profiles import CI, profile
+from contract.streams.tokenizer import (
     REAL,
     TIERS,
     TokenStream,
@@ -281,7 +283,7 @@ def script(replayed: Replayed, parts: EngineRepro, tokenizer_file: str) -> str:
         MAIN.strip("\n"),
         *(f"# ---- {m.__name__.replace('.', '/')}.py of the conformance matrix, inlined ----\n"
           + _without_project_imports(m) for m in parts.sources),
-        "# ---- the conformance matrix's message types and checks, inlined (contract/*.py) ----\n" + _checks_source(),
+        "# ---- the conformance matrix's message types and checks, inlined (contract/) ----\n" + _checks_source(),
         'if __name__ == "__main__":\n    main()',
     ]
     return "\n\n\n".join(body) + "\n"

@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from contract.adapter import engine_module
 from contract.expectations import ExpectationError
 from contract.expectations.edit import mirror, update
+from contract.grading.adapter import engine_module
 from fixtures import all_families, expectations_dir
 from reports.load import load_results
 

@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from contract.vocabulary import CACHE_ENV, DEFAULT_CACHE, VocabularyError, fetch, load, marker_kind
+from contract.streams.vocabulary import CACHE_ENV, DEFAULT_CACHE, VocabularyError, fetch, load, marker_kind
 from fixtures import all_families
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..chunking import MODES
+from ..streams.chunking import MODES
 
 EVERY_MODE = "*"
 TIERS: dict[str, tuple[str, ...]] = {

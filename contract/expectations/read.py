@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..catalog import CATALOG
+from ..cases.catalog import CATALOG
 from .model import NONE, Bug, CellKey, Expectations, Place, expand_modes
 
 SCHEMA = 3

@@ -2,12 +2,12 @@
 
 Each is the reference machine with a single defect, so that every cell it fails is caused by that
 defect. `tests/test_miniatures.py` grades them with the real matrix and asserts which cells are
-flagged. Engine module protocol: ENGINE, MAPPING, load() (see contract/adapter.py).
+flagged. Engine module protocol: ENGINE, MAPPING, load() (see contract/grading/adapter.py).
 """
 
 from __future__ import annotations
 
-from contract.adapter import Engine
+from contract.grading.adapter import Engine
 
 from .defects import DEFECTS, Miniature
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contract.adapter import Engine
+from contract.grading.adapter import Engine
 
 ENGINE = "absent"
 MAPPING: dict[str, str | None] = {"kimi_k2": "kimi_k2"}

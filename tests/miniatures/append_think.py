@@ -2,13 +2,13 @@
 
 The same parser appears twice: `declared` is graded as append-think (the engine says so),
 `undeclared` is not, so only it fails where the output reasons. Engine module protocol: see
-contract/adapter.py.
+contract/grading/adapter.py.
 """
 
 from __future__ import annotations
 
-from contract.adapter import Engine
-from contract.family import Family
+from contract.cases.family import Family
+from contract.grading.adapter import Engine
 from parsers.reference import ReferenceParser
 from parsers.reference.families import grammar
 

@@ -2,7 +2,7 @@
 frontend does for the matrix): correct output, but no delta can be attributed to the chunk that caused it.
 
 It declares so (`holdback_unmeasurable`), which must make holdback "not measurable" instead of a figure
-that would blame the parser for the transport. Engine module protocol: see contract/adapter.py.
+that would blame the parser for the transport. Engine module protocol: see contract/grading/adapter.py.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from contract.adapter import Engine, StreamSession
-from contract.family import Family
-from contract.model import Chunk, Delta, Message, RequestContext
+from contract.cases.family import Family
+from contract.cases.model import Chunk, Delta, Message, RequestContext
+from contract.grading.adapter import Engine, StreamSession
 from parsers.reference import ReferenceParser
 from parsers.reference.families import grammar
 

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from contract.assembly import assemble
-from contract.family import Family
-from contract.model import Chunk, Delta, Message, RequestContext, ToolCallDelta
+from contract.cases.family import Family
+from contract.cases.model import Chunk, Delta, Message, RequestContext, ToolCallDelta
+from contract.grading.assembly import assemble
 from parsers.reference.families import grammar
 from parsers.reference.machine import Machine
 

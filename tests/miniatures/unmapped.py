@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contract.adapter import Engine
+from contract.grading.adapter import Engine
 
 ENGINE = "unmapped"
 MAPPING: dict[str, str | None] = {"mystery_parser": None, "future_format": "no_such_family"}

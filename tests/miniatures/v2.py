@@ -8,8 +8,8 @@ import dataclasses
 import json
 from typing import Any
 
-from contract.family import Family
-from contract.model import Delta, Message, RequestContext, Tool, ToolCallDelta
+from contract.cases.family import Family
+from contract.cases.model import Delta, Message, RequestContext, Tool, ToolCallDelta
 from parsers.reference.families import grammar
 from parsers.reference.families import hermes as hermes_ref
 from parsers.reference.families import kimi_k2 as kimi_ref

@@ -1,7 +1,7 @@
 """A per-family tokenizer, and token streams of rendered samples.
 
 Two tiers (`--vocabulary`). `real` (the default): a family with a real vocabulary
-(`Family.vocabulary`, see `contract.vocabulary`) is tokenized as its model's tokenizer tokenizes
+(`Family.vocabulary`, see `contract.streams.vocabulary`) is tokenized as its model's tokenizer tokenizes
 the text, so a sample's ids equal `tokenizer.encode(text)`, except that a payload span quoting a
 marker is ordinary tokens (the model writes it so), split as the tokenizer's model splits that
 span. Families without one, and every family in the `synthetic` tier, use a byte-level BPE
@@ -22,9 +22,9 @@ from pathlib import Path
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
 from tokenizers.decoders import DecodeStream
 
+from ..cases.family import Family
+from ..cases.rendering import Kind, Rendered
 from . import stream_cache
-from .family import Family
-from .rendering import Kind, Rendered
 from .vocabulary import load
 
 REAL, SYNTHETIC = "real", "synthetic"
@@ -145,7 +145,7 @@ def _real_runs(rendered: Rendered, markers: tuple[str, ...]) -> list[tuple[bool,
 
 def family_stream(family: Family, rendered: Rendered) -> TokenStream:
     """A sample's token stream on the family's tokenizer of the current tier (stored once on disk:
-    `contract.stream_cache`)."""
+    `contract.streams.stream_cache`)."""
     real = vocabulary_label(family) != SYNTHETIC
     markers = (*family.special_tokens, *family.added_tokens) if real else None
     runs = _real_runs(rendered, markers) if markers is not None else _groups(rendered)
@@ -157,7 +157,7 @@ def family_stream(family: Family, rendered: Rendered) -> TokenStream:
 
 def family_tokenizer_file(family: Family) -> Path:
     """The family's tokenizer of the current tier as a `tokenizer.json`, for engines that load it from a file:
-    saved once, beside the vocabularies (`contract.stream_cache`), so no process loads a vocabulary to write it."""
+    saved once, beside the vocabularies (`contract.streams.stream_cache`), so no process loads a vocabulary to write it."""
     return stream_cache.saved(stream_cache.key(_identity(family), None, []), "tokenizers",
                               lambda: family_tokenizer(family).to_str())
 

@@ -1,7 +1,7 @@
 """Grading cells in this process: the engine, parser, sample and stream of each, cached; a record each.
 
 Grading loads each engine once per process and turns every outcome, including a crashing adapter, into
-a record. It runs in the isolation worker (`contract.isolation`); tests and benchmarks use it directly.
+a record. It runs in the isolation worker (`contract.grading.isolation`); tests and benchmarks use it directly.
 The families it renders samples of are given (`families`), as the plan's are.
 """
 
@@ -13,19 +13,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import expectations
+from .. import expectations
+from ..cases.catalog import Case, case
+from ..cases.family import Family, NotApplicable, Sample, Unimplemented
+from ..run.matrix import REASONING_IN_CONTENT, SLOWDOWN_MODES, Cell, identity, sample_key, settled
+from ..run.outcome import Outcome
+from ..run.record import CellRecord, Failure
+from ..streams.chunking import Mode, deterministic_chunkings, mode
+from ..streams.profiles import profile
+from ..streams.tokenizer import TokenStream, family_stream
 from .adapter import Engine, EngineModule, ParserUnderTest, engine_module
-from .catalog import Case, case
-from .chunking import Mode, deterministic_chunkings, mode
 from .compare import normalized
-from .family import Family, NotApplicable, Sample, Unimplemented
-from .grading import Graded, Subject, grade
-from .matrix import REASONING_IN_CONTENT, SLOWDOWN_MODES, Cell, identity, sample_key, settled
-from .outcome import Outcome
-from .profiles import profile
 from .progress import Call, Progress
-from .record import CellRecord, Failure
-from .tokenizer import TokenStream, family_stream
+from .subject import Graded, Subject, grade
 
 
 @dataclass

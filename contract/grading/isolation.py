@@ -1,6 +1,6 @@
 """Parsers run in a worker process the grader can kill.
 
-`IsolatedGrader.grade(cells)` sends a group of cells to a worker (`python -m contract.isolation`), which
+`IsolatedGrader.grade(cells)` sends a group of cells to a worker (`python -m contract.grading.isolation`), which
 grades them in turn with an in-process `Grader` and answers with each record. The controlling side watches
 the worker:
 
@@ -38,14 +38,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from . import expectations, progress
-from .family import load_families
-from .matrix import Cell, identity
+from .. import expectations
+from ..cases.family import load_families
+from ..run.matrix import Cell, identity
+from ..run.record import CellRecord
+from . import progress
 from .progress import Call, Snapshot
-from .record import CellRecord
 from .schedule import Schedule
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WALL_FACTOR = 4  # a blocked call (no CPU used) is hung after this many times `hang_after` in wall time
 FRAMEWORK_HANG = 600.0  # CPU seconds of our own work between parser calls before the worker counts as stuck
 POLL_S = 0.05
@@ -114,7 +115,7 @@ class _Worker:
         self.log_path = directory / f"stderr-{n}.log"
         self._log = self.log_path.open("wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-X", "faulthandler", "-m", "contract.isolation", str(self.progress), profile, families],
+            [sys.executable, "-X", "faulthandler", "-m", "contract.grading.isolation", str(self.progress), profile, families],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, cwd=ROOT,
         )
         if cpu is not None:

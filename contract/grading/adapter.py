@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Protocol
 
-from .engines import ENGINES
-from .family import Family
-from .model import Chunk, Delta, Message, RequestContext
+from ..cases.family import Family
+from ..cases.model import Chunk, Delta, Message, RequestContext
+from ..run.engines import ENGINES
 from .pipeline import Coverage
 
 

@@ -14,11 +14,11 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from ..streams.vocabulary import Vocabulary
 from .catalog import CATALOG, Call, Case, Reasoning, Scenario, Stray, Style, Truncation
 from .expected import Expected, derive, generation_stop, reasoning_kept_in_content
 from .model import RequestContext
 from .rendering import Kind, Rendered, Role, Span, TextBuilder, truncate
-from .vocabulary import Vocabulary
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .expected import ANY_ARGUMENTS, ExpectedCall, ExpectedMessage, RawArguments
-from .model import Message, ToolCall
+from ..cases.expected import ANY_ARGUMENTS, ExpectedCall, ExpectedMessage, RawArguments
+from ..cases.model import Message, ToolCall
 
 _WHITESPACE = re.compile(r"\s+")
 

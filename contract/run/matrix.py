@@ -1,7 +1,7 @@
 """The matrix: which cells a run has, what a cell records before and without grading, and its verdict.
 
 A cell is (parser under test, case, mode); the cells of one (parser, case) form a group, graded together
-(`contract.grader`, in a worker: `contract.isolation`). Nothing here imports an engine, hypothesis or
+(`contract.grading.grader`, in a worker: `contract.grading.isolation`). Nothing here imports an engine, hypothesis or
 the checks, so the processes that only plan and judge stay light. The families are the run's to give
 (`registry`: name -> `Family`; a run passes `fixtures.all_families()`).
 """
@@ -12,14 +12,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import expectations
-from .adapter import EngineModule, engine_module
-from .catalog import CATALOG, case
-from .chunking import MODES, mode
-from .family import Family, NotApplicable, Unimplemented
+from .. import expectations
+from ..cases.catalog import CATALOG, case
+from ..cases.family import Family, NotApplicable, Unimplemented
+from ..grading.adapter import EngineModule, engine_module
+from ..streams.chunking import MODES, mode
+from ..streams.tokenizer import vocabulary_label
 from .outcome import GRADED, Outcome
 from .record import CellRecord
-from .tokenizer import vocabulary_label
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
 """A cell's record: what grading and judging one (parser, case, mode) found, as the results file stores it.
 
-Built once (`contract.grader`, `contract.isolation`), judged into a new record (`contract.matrix.judge`),
+Built once (`contract.grading.grader`, `contract.grading.isolation`), judged into a new record (`contract.run.matrix.judge`),
 logged and stored as JSON (`to_json`), read back and validated (`from_json`, by `reports.load`) with an
 error naming the cell and the key. Frozen: nothing changes a record after it is built. The JSON values a
 record carries whole (the observed message, the input, the expected outcomes, the signature) are read-only.
-Standard library and `contract.outcome` only: reports read records without the grading machinery.
+Standard library and `contract.run.outcome` only: reports read records without the grading machinery.
 """
 
 from __future__ import annotations

@@ -35,9 +35,9 @@ from .chunking import Mode, boundary_cuts, marker_char_positions, mode
 from .tokenizer import TokenStream
 
 if TYPE_CHECKING:
-    from .family import Family
+    from ..cases.family import Family
 
-STORE = Path(__file__).resolve().parents[1] / "fixtures" / "drawn_chunkings.jsonl"
+STORE = Path(__file__).resolve().parents[2] / "fixtures" / "drawn_chunkings.jsonl"
 GENERATED = ("random", "chars")
 
 Cuts = tuple[int, ...]
@@ -137,8 +137,8 @@ def drawn(draw: Draw, settings: Settings) -> tuple[Cuts, ...]:
 
 def every_draw(families: Iterable[Family], tiers: Iterable[str]) -> list[Draw]:
     """The draws of every Sample of these families in these vocabulary tiers (both tiers: one store)."""
-    from .catalog import CATALOG
-    from .family import Sample
+    from ..cases.catalog import CATALOG
+    from ..cases.family import Sample
     from .tokenizer import family_stream, use_vocabulary, vocabulary_tier
 
     draws: dict[tuple[str, Draw], None] = {}

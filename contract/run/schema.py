@@ -1,6 +1,6 @@
 """The results file's layout (reports/SCHEMA.md): what repeats is stored once, and read back whole.
 
-The writer (`contract.results.write`) compacts a document; the reader (`reports.load.load_results`) expands one:
+The writer (`contract.run.results.write`) compacts a document; the reader (`reports.load.load_results`) expands one:
 reports depend on the core, never the reverse.
 
 Schema 2 and 3 (3 adds the KnownBroken bugs cells cite) store once what many cells share, and leave out of

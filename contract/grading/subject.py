@@ -1,9 +1,9 @@
 """Grade one parser on one sample in one mode: run it, apply the checks, keep the evidence.
 
 A parser that raises is `error` and never escapes this module; one that hangs, crashes the
-interpreter or exhausts memory is stopped from outside (`contract.isolation`), which reads what it
+interpreter or exhausts memory is stopped from outside (`contract.grading.isolation`), which reads what it
 was doing from the subject's `Progress`. Generated modes try the chunkings hypothesis draws from the input
-(under the derandomized `ci` profile drawn once and stored, `contract.drawn`) and keep the first failing one;
+(under the derandomized `ci` profile drawn once and stored, `contract.streams.drawn`) and keep the first failing one;
 a profile that is not derandomized searches live and shrinks a failure to a minimal chunking.
 """
 
@@ -19,20 +19,20 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, given, seed
 from hypothesis import settings as Settings
 
+from ..cases.family import Family, Sample
+from ..cases.model import Chunk, Message
+from ..streams.chunking import Mode, char_chunks, deterministic_chunkings, token_chunks
+from ..streams.drawn import Draw, draw_of, drawn
+from ..streams.tokenizer import TokenStream
 from . import checks
 from .adapter import ParserUnderTest
 from .checks import Failure, StreamRun
-from .chunking import Mode, char_chunks, deterministic_chunkings, token_chunks
-from .drawn import Draw, draw_of, drawn
-from .family import Family, Sample
-from .model import Chunk, Message
 from .progress import Call, Progress
-from .tokenizer import TokenStream
 
 
 @dataclass(frozen=True)
 class Graded:
-    status: str  # pass | fail | error (a hang is stopped from outside: see contract.isolation)
+    status: str  # pass | fail | error (a hang is stopped from outside: see contract.grading.isolation)
     failures: tuple[Failure, ...] = ()
     notes: tuple[str, ...] = ()
     observed: Message | None = None
@@ -307,7 +307,7 @@ def _chunks(subject: Subject, mode: Mode, cuts: Sequence[int]) -> tuple[Chunk, .
 
 def _grade_searched(subject: Subject, mode: Mode, settings: Settings, incremental: bool) -> Graded:
     """Hypothesis searches as it goes, and shrinks what fails where the profile shrinks (`thorough`); a
-    derandomized profile seeded from the input, as its stored draws are (`contract.drawn`)."""
+    derandomized profile seeded from the input, as its stored draws are (`contract.streams.drawn`)."""
     draw = _draw(subject, mode)
     examples = 0
     worst_holdback = 0
@@ -356,7 +356,7 @@ def grade(subject: Subject, mode: Mode, settings: Settings, *, incremental: bool
     if mode.generated and not settings.derandomize:
         return _grade_searched(subject, mode, settings, incremental)
     withheld = Withheld(measured=incremental)
-    if mode.generated:  # the chunkings hypothesis draws from this input (stored: contract.drawn)
+    if mode.generated:  # the chunkings hypothesis draws from this input (stored: contract.streams.drawn)
         chunkings = (_chunks(subject, mode, cuts) for cuts in drawn(_draw(subject, mode), settings))
         return _grade_chunkings(subject, mode, chunkings, withheld, generated=True)
     chunkings = deterministic_chunkings(mode, subject.stream, subject.family.markers)

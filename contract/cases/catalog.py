@@ -2,7 +2,7 @@
 
 A case is format-independent: declared tools, a scenario made of segments (reasoning, narration,
 calls), a truncation point and the request context. Families render it into wire text
-(`fixtures/`); the expected result is derived from the scenario (`contract.expected`). Ids are
+(`fixtures/`); the expected result is derived from the scenario (`contract.cases.expected`). Ids are
 stable: baselines and expectation files key on them. Never renumber; only add.
 """
 

@@ -1,12 +1,12 @@
 """Modes: how a sample's text reaches the parser, and the chunkings each streaming mode produces (the
-generated modes' are drawn by hypothesis: `contract.drawn`)."""
+generated modes' are drawn by hypothesis: `contract.streams.drawn`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from .model import Chunk
+from ..cases.model import Chunk
 from .tokenizer import TokenStream
 
 BOUNDARY_REACH = 3  # tokens on each side of a marker edge where `boundaries` cuts

@@ -13,13 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..cases.expected import Expected, ExpectedMessage
+from ..cases.family import Sample
+from ..cases.model import Chunk, Delta, Message
+from ..cases.rendering import Kind
+from ..run.record import Failure
 from .assembly import assemble
 from .compare import matches, normalized, squeeze
-from .expected import Expected, ExpectedMessage
-from .family import Sample
-from .model import Chunk, Delta, Message
-from .record import Failure
-from .rendering import Kind
 
 
 @dataclass(frozen=True)

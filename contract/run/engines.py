@@ -3,7 +3,7 @@
 An engine's `name` is its one spelling: `--engine NAME`, the nox session `grade(engine='NAME')`, the parser
 names `NAME/…` in results, `fixtures/expectations/NAME.toml`, `reports/out/NAME/`. Its adapter is the package
 `parsers.<package>` (the name as a Python identifier). The install fields say what its grade virtualenv needs;
-`noxfile.py`, `contract.adapter` and the tests read them here, and a test holds README's engine table to them
+`noxfile.py`, `contract.grading.adapter` and the tests read them here, and a test holds README's engine table to them
 (its version, adapter package and parser count, and for an engine graded through a server, that it says so).
 
 Standard library only: nox imports this before any project dependency is installed.

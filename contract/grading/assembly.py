@@ -16,7 +16,7 @@ from typing import Any
 # which, paid during a parser's first call, would be charged to that parser and count against its hang bound.
 from openai.lib.streaming._deltas import accumulate_delta
 
-from .model import Delta, Message, ToolCall
+from ..cases.model import Delta, Message, ToolCall
 
 
 def delta_dict(delta: Delta) -> dict[str, Any]:

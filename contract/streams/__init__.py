@@ -1,0 +1,1 @@
+"""Streams: tokenizers and vocabularies, and the chunkings that cut a rendered sample into deltas."""
