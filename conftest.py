@@ -28,11 +28,12 @@ from contract import expectations
 from contract.cases.catalog import CATALOG
 from contract.cases.family import Family, NotApplicable, Unimplemented
 from contract.grading.adapter import BUILTIN_ENGINES, engine_module
+from contract.grading.cell import Cell, CellGroup, settled
 from contract.grading.isolation import IsolatedGrader, Limits
+from contract.grading.record import CellRecord
 from contract.run import results as results_file
-from contract.run.matrix import Cell, CellGroup, grouped, parse_shard, parser_names, plan, settled, shard
+from contract.run.plan import grouped, parse_shard, parser_names, plan, shard
 from contract.run.provenance import installed_build
-from contract.run.record import CellRecord
 from contract.run.schema import SCHEMA, rerun_of
 from contract.streams.profiles import CI, EXAMPLES
 from contract.streams.tokenizer import REAL, SYNTHETIC, TIERS, use_vocabulary, vocabulary_label

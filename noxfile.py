@@ -20,7 +20,7 @@ from pathlib import Path
 import nox
 
 sys.path.insert(0, str(Path(__file__).parent))  # the engine registry: standard library only, importable here
-from contract.run.engines import ENGINES, EngineEntry  # noqa: E402
+from contract.grading.engines import ENGINES, EngineEntry  # noqa: E402
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_venv = "yes"

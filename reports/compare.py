@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from contract.run.record import CellRecord
+from contract.grading.record import CellRecord
 from reports.merge import load_merged
 
 Key = tuple[str, str, str]

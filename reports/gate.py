@@ -20,8 +20,8 @@ from typing import Any
 
 from tabulate import tabulate
 
-from contract.run.outcome import FAILING, PASSING
-from contract.run.record import CellRecord
+from contract.grading.outcome import FAILING, PASSING
+from contract.grading.record import CellRecord
 from reports.merge import load_merged
 from reports.summary import cell_vocabulary
 from reports.text import inert_markdown, inert_terminal

@@ -12,8 +12,8 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
-from contract.run.outcome import SEVERITY
-from contract.run.record import CellRecord
+from contract.grading.outcome import SEVERITY
+from contract.grading.record import CellRecord
 from contract.run.schema import rerun_of
 from reports.coverage import engine_coverage
 from reports.load import MODES, OUTCOMES

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from contract.run.outcome import FAILS_RUN as RUN_FAILING
-from contract.run.outcome import OUTCOMES
-from contract.run.record import CellRecord, RecordError
+from contract.grading.outcome import FAILS_RUN as RUN_FAILING
+from contract.grading.outcome import OUTCOMES
+from contract.grading.record import CellRecord, RecordError
 from contract.run.schema import READABLE, SHARED, expand
 
 __all__ = ["MODES", "OUTCOMES", "RUN_FAILING", "load_results"]

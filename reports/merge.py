@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from contract.run.record import CellRecord
+from contract.grading.record import CellRecord
 from contract.run.results import write as write_results
 from reports.load import load_results
 from reports.summary import wall_span

@@ -11,8 +11,8 @@ from urllib.parse import quote, urlsplit
 
 from tabulate import tabulate
 
-from contract.run.outcome import Outcome
-from contract.run.record import CellRecord
+from contract.grading.outcome import Outcome
+from contract.grading.record import CellRecord
 from reports.coverage import KIND_LABELS, KindCoverage, engine_coverage
 from reports.load import MODES, OUTCOMES, RUN_FAILING
 from reports.text import clip, inert_markdown, inert_terminal

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contract.run.record import CellRecord
+from contract.grading.record import CellRecord
 from reports.load import load_results
 
 ROOT = Path(__file__).resolve().parents[1]

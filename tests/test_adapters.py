@@ -18,7 +18,7 @@ from contract.cases.family import Sample
 from contract.cases.model import Message
 from contract.grading.adapter import Engine
 from contract.grading.assembly import assemble
-from contract.run.engines import ENGINES
+from contract.grading.engines import ENGINES
 from contract.streams.chunking import token_chunks
 from contract.streams.tokenizer import encode_markup, family_tokenizer, token_stream
 from fixtures import family

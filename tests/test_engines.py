@@ -1,4 +1,4 @@
-"""The engine registry (`contract/run/engines.py`) is the one place an engine is declared: the adapters, the pin
+"""The engine registry (`contract/grading/engines.py`) is the one place an engine is declared: the adapters, the pin
 files, README's engine table and the CI workflow's engine matrix all agree with it."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 from workflow import workflow
 
 from contract.grading.adapter import BUILTIN_ENGINES
-from contract.run.engines import ENGINES
+from contract.grading.engines import ENGINES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -92,6 +92,47 @@ def test_adapters_import_their_engine_and_the_public_surface_alone() -> None:
                 offending.append(f"{path.relative_to(root.parent)}: imports {module}")
     assert offending == []
     assert all(getattr(parsers, name) is not None for name in parsers.__all__)
+
+
+STAGES = ("cases", "streams", "grading", "expectations", "run", "cli")  # contract/'s sub-packages, in data-flow order
+
+
+def test_each_stage_of_the_core_imports_only_the_stages_before_it() -> None:
+    """contract/'s folders follow the data: cases -> streams -> grading -> expectations (the verdict) -> run (the
+    plan and the results file), with the command-line tools on top. A module may import its own stage and earlier
+    ones, never a later one (a type named only for annotations, under TYPE_CHECKING, aside)."""
+    core = ROOT / "contract"
+    offending = []
+    for path in sorted(core.rglob("*.py")):
+        stage = path.relative_to(core).parts[0]
+        if stage not in STAGES:
+            continue
+        for module in _runtime_imports(path):
+            parts = module.split(".")
+            if parts[0] == "contract" and len(parts) > 1 and parts[1] in STAGES and (
+                    STAGES.index(parts[1]) > STAGES.index(stage)):
+                offending.append(f"{path.relative_to(ROOT)}: imports {module}")
+    assert offending == []
+    assert sorted(p.name for p in core.iterdir() if p.suffix == ".py") == ["__init__.py"]  # every module has a stage
+
+
+def _runtime_imports(path: Path) -> list[str]:
+    """The absolute names of the modules a file imports at run time (relative imports resolved)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    guarded = {id(node) for block in ast.walk(tree) if isinstance(block, ast.If)
+               and ast.unparse(block.test) == "TYPE_CHECKING" for node in ast.walk(block)}
+    package = path.relative_to(ROOT).with_suffix("").parts[:-1]
+    names = []
+    for node in ast.walk(tree):
+        if id(node) in guarded:
+            continue
+        if isinstance(node, ast.ImportFrom):
+            base = list(package[:len(package) - node.level + 1]) if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            names += [f"{module}.{alias.name}" for alias in node.names] if not node.module else [module]
+        elif isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+    return names
 
 
 def test_the_core_is_handed_its_families_and_engines() -> None:

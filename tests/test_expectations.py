@@ -16,8 +16,8 @@ from grading_run import ROOT, Run, grade
 from contract import expectations
 from contract.expectations import Bug, Place, compress_modes, expand_modes
 from contract.expectations.edit import mirror, render, update
-from contract.run.outcome import Outcome
-from contract.run.record import CellRecord
+from contract.grading.outcome import Outcome
+from contract.grading.record import CellRecord
 from contract.run.results import write as write_results
 
 PARSER = "miniature/rewrites_native_ids"
@@ -128,7 +128,7 @@ cells = [{parser = "e/a", case = "tool.content_between", modes = ["tokens"]}]
 
 
 def test_a_cell_may_cite_several_bugs() -> None:
-    from contract.run.matrix import judge
+    from contract.expectations import judge
 
     known = _loaded(HANDWRITTEN)
     assert [b.id for b in known.lookup("e/a", "tool.content_between", "tokens")] == ["drops-narration", "greedy-regex"]
@@ -247,7 +247,7 @@ def test_shipped_expectation_files_are_valid_and_reviewable() -> None:
     """Every shipped file loads against its engine's parsers (which rejects a reason that restates modes); no
     reason is written twice, no bug is left untriaged, and every bug explains a cell."""
     from contract.grading.adapter import engine_module
-    from contract.run.matrix import parser_names
+    from contract.run.plan import parser_names
     from fixtures import EXPECTATIONS_DIR
 
     for path in sorted([*EXPECTATIONS_DIR.glob("*.toml"), *EXPECTATIONS_DIR.glob("synthetic/*.toml")]):

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from contract.run.record import CellRecord
+from contract.grading.record import CellRecord
 from reports.gate import classify, compare, markdown_report, results_paths, terminal_report
 from tests.test_reports import make_cell, make_results
 

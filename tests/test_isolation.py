@@ -58,7 +58,7 @@ def test_memory_counts_from_after_the_engine_loaded() -> None:
 _FRESH_WORKER = """
 import json, sys
 from contract.grading.grader import Grader
-from contract.run.matrix import plan
+from contract.run.plan import plan
 from contract.grading.progress import Call, Progress
 from fixtures import all_families
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from contract.expectations import judge
+from contract.grading.cell import CellGroup, settled_record
 from contract.grading.isolation import IsolatedGrader
-from contract.run.matrix import CellGroup, judge, settled_record
-from contract.run.record import CellRecord
+from contract.grading.record import CellRecord
 from contract.run.results import RecordLog
 
 PASSING = ("pass",)

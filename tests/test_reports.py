@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from contract.run.record import CellRecord
+from contract.grading.record import CellRecord
 from contract.run.results import write as write_results
 from contract.run.schema import CELL_DEFAULTS, FROM_SAMPLE, rerun_of
 from reports.html import SEVERITY, render_matrix, reveal, worst_outcome
@@ -894,9 +894,9 @@ def test_reports_say_which_vocabulary_each_family_was_tokenized_on() -> None:
 
 
 def test_every_outcome_has_a_rank_a_symbol_and_a_meaning() -> None:
-    """The outcome vocabulary is declared once (`contract.run.outcome`); what the page shows covers all of it,
+    """The outcome vocabulary is declared once (`contract.grading.outcome`); what the page shows covers all of it,
     and the sets partition it as judging and the gate read them."""
-    from contract.run.outcome import FAILING, FAILS_RUN, GRADED, OUTCOMES, PASSING, RECORDED, Outcome
+    from contract.grading.outcome import FAILING, FAILS_RUN, GRADED, OUTCOMES, PASSING, RECORDED, Outcome
     from reports.html import MEANINGS, SYMBOLS
 
     assert set(SEVERITY) == set(OUTCOMES) == set(SYMBOLS) == set(MEANINGS) == set(Outcome)

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from contract.cli import repro
-from contract.run.outcome import Outcome
+from contract.grading.outcome import Outcome
+from contract.grading.record import CellRecord
 from contract.run.provenance import checkout_state, installed_build
-from contract.run.record import CellRecord
 
 
 @pytest.mark.parametrize(("given", "mode"), [

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from contract.grading.outcome import Outcome
+from contract.grading.record import CellRecord
 from contract.run import results
-from contract.run.outcome import Outcome
-from contract.run.record import CellRecord
 
 
 def _record(worker: str, n: int, text: str) -> CellRecord:

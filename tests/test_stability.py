@@ -41,7 +41,7 @@ def test_generated_chunkings_come_from_the_input_not_the_code() -> None:
     from contract.cases.catalog import case
     from contract.grading.grader import Grader
     from contract.grading.subject import Subject, stable_seed
-    from contract.run.matrix import plan
+    from contract.run.plan import plan
     from contract.streams.chunking import mode
     from contract.streams.tokenizer import family_tokenizer, token_stream
     from fixtures import all_families, family

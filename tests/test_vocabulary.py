@@ -130,9 +130,9 @@ def test_an_archive_that_differs_from_its_pin_is_refused(tmp_path: Path) -> None
 def test_a_cell_says_which_tier_its_failure_needs(family_name: str, status: str, other_knows: bool,
                                                   note: str | None) -> None:
     from contract import expectations
-    from contract.run.matrix import judge
-    from contract.run.outcome import Outcome
-    from contract.run.record import CellRecord
+    from contract.expectations import judge
+    from contract.grading.outcome import Outcome
+    from contract.grading.record import CellRecord
 
     parser = f"vllm/{family_name}"
     bug = expectations.Bug("synthetic-bug", "a bug seen on the synthetic BPE",

@@ -13,12 +13,15 @@ import importlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ..streams.vocabulary import Vocabulary
 from .catalog import CATALOG, Call, Case, Reasoning, Scenario, Stray, Style, Truncation
 from .expected import Expected, derive, generation_stop, reasoning_kept_in_content
 from .model import RequestContext
 from .rendering import Kind, Rendered, Role, Span, TextBuilder, truncate
+
+if TYPE_CHECKING:  # a family names its vocabulary; the streams stage loads it
+    from ..streams.vocabulary import Vocabulary
 
 
 @dataclass(frozen=True)

@@ -37,10 +37,11 @@ from contract.cases.family import Sample
 from contract.cases.model import Chunk, Message
 from contract.grading import assembly, checks, compare
 from contract.grading.adapter import Engine, EngineRepro, ParserUnderTest, engine_module
+from contract.grading.cell import Cell
+from contract.grading.record import CellRecord
 from contract.grading.subject import Subject, grade
-from contract.run.matrix import Cell, plan
+from contract.run.plan import plan
 from contract.run.provenance import installed_build
-from contract.run.record import CellRecord
 from contract.streams.chunking import mode
 from contract.streams.profiles import CI, profile
 from contract.streams.tokenizer import (

@@ -15,9 +15,9 @@ the tools that write them, not by a grade).
 
 from .model import EVERY_MODE, MODE_NAMES, NONE, TIERS, Bug, Expectations, Place, compress_modes, expand_modes
 from .read import ExpectationError, load, signatures_path
-from .verdict import Verdict, resolve, signature
+from .verdict import Verdict, judge, resolve
 
 __all__ = [
     "EVERY_MODE", "MODE_NAMES", "NONE", "TIERS", "Bug", "ExpectationError", "Expectations", "Place", "Verdict",
-    "compress_modes", "expand_modes", "load", "resolve", "signature", "signatures_path",
+    "compress_modes", "expand_modes", "judge", "load", "resolve", "signatures_path",
 ]

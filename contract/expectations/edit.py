@@ -13,8 +13,8 @@ from typing import Any
 import tomlkit
 from tomlkit.items import AoT, Array, InlineTable, Table
 
-from ..run.outcome import RECORDED
-from ..run.record import CellRecord
+from ..grading.outcome import RECORDED
+from ..grading.record import CellRecord
 from .model import MODE_NAMES, Bug, CellKey, Place, compress_modes, expand_modes
 from .read import SCHEMA, load, signatures_path
 

@@ -16,7 +16,7 @@ from typing import Protocol
 
 from ..cases.family import Family
 from ..cases.model import Chunk, Delta, Message, RequestContext
-from ..run.engines import ENGINES
+from .engines import ENGINES
 from .pipeline import Coverage
 
 

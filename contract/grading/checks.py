@@ -17,9 +17,9 @@ from ..cases.expected import Expected, ExpectedMessage
 from ..cases.family import Sample
 from ..cases.model import Chunk, Delta, Message
 from ..cases.rendering import Kind
-from ..run.record import Failure
 from .assembly import assemble
 from .compare import matches, normalized, squeeze
+from .record import Failure
 
 
 @dataclass(frozen=True)

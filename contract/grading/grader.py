@@ -13,18 +13,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import expectations
 from ..cases.catalog import Case, case
 from ..cases.family import Family, NotApplicable, Sample, Unimplemented
-from ..run.matrix import REASONING_IN_CONTENT, SLOWDOWN_MODES, Cell, identity, sample_key, settled
-from ..run.outcome import Outcome
-from ..run.record import CellRecord, Failure
 from ..streams.chunking import Mode, deterministic_chunkings, mode
 from ..streams.profiles import profile
 from ..streams.tokenizer import TokenStream, family_stream
 from .adapter import Engine, EngineModule, ParserUnderTest, engine_module
+from .cell import REASONING_IN_CONTENT, SLOWDOWN_MODES, Cell, identity, sample_key, settled
 from .compare import normalized
+from .outcome import Outcome
 from .progress import Call, Progress
+from .record import CellRecord, Failure, signature
 from .subject import Graded, Subject, grade
 
 
@@ -109,7 +108,7 @@ class Grader:
         except Exception as exc:  # noqa: BLE001 - the framework reports, it does not stop the run
             record.update(outcome="error", error="".join(traceback.format_exception(exc))[-4000:],
                           failures=(Failure("error", f"{type(exc).__name__}: {exc}"),),
-                          signature=expectations.signature("error", ["error"], None))
+                          signature=signature("error", ["error"], None))
         return CellRecord(**{**record, "outcome": Outcome(record["outcome"]),
                              "duration_s": round(time.perf_counter() - started, 4)})
 
@@ -194,7 +193,7 @@ def _record_graded(the_case: Case, graded: Graded, record: dict[str, Any]) -> No
         withheld=graded.withheld,
         examples=graded.examples,
         error=graded.error,
-        signature=None if graded.status == "pass" else expectations.signature(
+        signature=None if graded.status == "pass" else signature(
             graded.status, graded.checks_failed,
             normalized(observed, keep_ids=the_case.native_ids) if observed is not None else None),
     )

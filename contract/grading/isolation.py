@@ -38,12 +38,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .. import expectations
 from ..cases.family import load_families
-from ..run.matrix import Cell, identity
-from ..run.record import CellRecord
 from . import progress
+from .cell import Cell, identity
 from .progress import Call, Snapshot
+from .record import CellRecord, signature
 from .schedule import Schedule
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -358,7 +357,7 @@ class IsolatedGrader:
         record = CellRecord.from_json({
             **slot.skeleton, "outcome": status, "failures": [{"check": status, "detail": detail}],
             "error": detail + (f"\n\nworker stderr (tail):\n{stderr}" if stderr else ""),
-            "signature": expectations.signature(status, [status], None),
+            "signature": signature(status, [status], None),
             "duration_s": round(time.perf_counter() - slot.started, 4)})
         self._answered(slot, Graded(record, slot.samples))
         self._send(slot)

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from .record import CellRecord
+from ..grading.record import CellRecord
 from .schema import compact
 
 

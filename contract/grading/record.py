@@ -1,10 +1,11 @@
 """A cell's record: what grading and judging one (parser, case, mode) found, as the results file stores it.
 
-Built once (`contract.grading.grader`, `contract.grading.isolation`), judged into a new record (`contract.run.matrix.judge`),
-logged and stored as JSON (`to_json`), read back and validated (`from_json`, by `reports.load`) with an
-error naming the cell and the key. Frozen: nothing changes a record after it is built. The JSON values a
-record carries whole (the observed message, the input, the expected outcomes, the signature) are read-only.
-Standard library and `contract.run.outcome` only: reports read records without the grading machinery.
+Built once (`contract.grading.grader`, `contract.grading.isolation`), judged into a new record
+(`contract.expectations.judge`), logged and stored as JSON (`to_json`), read back and validated (`from_json`,
+by `reports.load`) with an error naming the cell and the key. Frozen: nothing changes a record after it is
+built. The JSON values a record carries whole (the observed message, the input, the expected outcomes, the
+signature) are read-only. Standard library and `contract.grading.outcome` only: reports read records without
+the grading machinery (the `contract.grading` package imports nothing).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,11 @@ class Failure:
 
     def to_json(self) -> dict[str, str]:
         return {"check": self.check, "detail": self.detail}
+
+
+def signature(status: str, checks: Iterable[str], observed: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What "fails the same way" means: the status, the failed checks and the normalized message."""
+    return {"status": status, "checks": sorted(set(checks)), "observed": observed}
 
 
 class RecordError(ValueError):
