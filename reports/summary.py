@@ -508,8 +508,9 @@ def _parsers_section(results: dict[str, Any], style: _Style) -> tuple[str, str]:
 def _bug_line(bug: BugCount, run: dict[str, Any], style: _Style) -> str:
     reason = "(no reason recorded)" if bug.reason is None else style.text(bug.reason, REASON_CHARS, table=False)
     parsers = f"{len(bug.parsers)} parsers" if len(bug.parsers) > 1 else style.parser(bug.parsers[0], table=False)
-    line = (f"{style.text(bug.label, table=False)}{' (untriaged)' if bug.untriaged else ''}: {bug.count} cell{'s' if bug.count != 1 else ''}, "
-            f"{parsers} · {reason} · e.g. {style.cell(bug.example, bug.example.id, table=False)} · "
+    label = style.text(bug.label, table=False) + (" (untriaged)" if bug.untriaged else "")
+    cells = f"{bug.count} cell" + ("s" if bug.count != 1 else "")
+    line = (f"{label}: {cells}, {parsers} · {reason} · e.g. {style.cell(bug.example, bug.example.id, table=False)} · "
             f"repro: {style.text(repro_command(bug.example, run), table=False)}")
     return line + (f" · {style.link(bug.link, table=False)}" if bug.link else "")
 

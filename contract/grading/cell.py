@@ -64,7 +64,8 @@ def settled(cell: Cell, registry: Mapping[str, Family]) -> dict[str, Any] | None
         return {"outcome": "unimplemented", "reason": f"{cell.parser} maps to no family fixture"}
     family = registry.get(cell.family)
     if family is None:
-        return {"outcome": "unimplemented", "reason": f"{cell.parser} maps to family {cell.family!r}, which has no fixture"}
+        return {"outcome": "unimplemented",
+                "reason": f"{cell.parser} maps to family {cell.family!r}, which has no fixture"}
     position = family.position(case(cell.case))
     if isinstance(position, NotApplicable):
         return {"outcome": "n/a", "reason": position.reason}
@@ -83,4 +84,6 @@ def identity(cell: Cell) -> dict[str, Any]:
 def settled_record(cell: Cell, registry: Mapping[str, Family]) -> CellRecord | None:
     """The record of a cell whose outcome needs no engine (n/a, unimplemented), else None."""
     early = settled(cell, registry)
-    return None if early is None else CellRecord(**identity(cell), **{**early, "outcome": Outcome(early["outcome"])})
+    if early is None:
+        return None
+    return CellRecord(**identity(cell), **{**early, "outcome": Outcome(early["outcome"])})

@@ -1,1 +1,2 @@
-"""The run: its plan of cells, each cell's record and verdict, the results file, the engines it grades."""
+"""The run: its plan of cells (`plan`), the results file (`results`, its layout `schema`), and the provenance of
+the engine builds it graded (`provenance`)."""
