@@ -26,7 +26,7 @@ import pytest
 import fixtures
 from contract import expectations
 from contract.cases.catalog import CATALOG
-from contract.cases.family import Family, NotApplicable, Unimplemented
+from contract.cases.family import REAL, SYNTHETIC, TIERS, Family, NotApplicable, Unimplemented, in_tier
 from contract.grading.adapter import BUILTIN_ENGINES, engine_module
 from contract.grading.cell import Cell, CellGroup, settled
 from contract.grading.isolation import IsolatedGrader, Limits
@@ -36,7 +36,7 @@ from contract.run.plan import grouped, parse_shard, parser_names, plan, shard
 from contract.run.provenance import installed_build
 from contract.run.schema import SCHEMA, rerun_of
 from contract.streams.profiles import CI, EXAMPLES
-from contract.streams.tokenizer import REAL, SYNTHETIC, TIERS, use_vocabulary, vocabulary_label
+from contract.streams.tokenizer import vocabulary_label
 from contract.streams.vocabulary import missing_vocabularies
 from fixtures import all_families, expectations_dir
 
@@ -114,6 +114,16 @@ def _narrowed(config: pytest.Config) -> bool:
                 or any("::" in arg for arg in config.args))
 
 
+def _tier(config: pytest.Config) -> str:
+    """The vocabulary tier the run grades in (`--vocabulary`)."""
+    return config.getoption("--vocabulary")
+
+
+def _families(config: pytest.Config) -> dict[str, Family]:
+    """The families the run grades, by name, in its vocabulary tier."""
+    return in_tier(all_families(), _tier(config))
+
+
 def _engines(config: pytest.Config) -> list[str]:
     return config.getoption("--engine") or ["reference"]
 
@@ -122,7 +132,7 @@ def _groups(config: pytest.Config) -> list[CellGroup]:
     """The run's (parser, case) groups, in plan order; a shard's part of them. Planned once per run."""
     if _GROUPS not in config.stash:
         cells = plan(_engines(config), config.getoption("--family"), config.getoption("--mode"),
-                     config.getoption("--case"), registry=all_families())
+                     config.getoption("--case"), registry=_families(config))
         config.stash[_GROUPS] = shard(grouped(cells), _shard(config))
     return config.stash[_GROUPS]
 
@@ -144,7 +154,7 @@ def _validate(config: pytest.Config) -> None:
     """Bad options, fixtures or expectation files stop the run at once with one line naming what is wrong."""
     _profile(config)
     try:
-        families = all_families()
+        families = _families(config)
     except (ValueError, TypeError, KeyError) as exc:
         raise pytest.UsageError(str(exc).strip('"')) from None
     unknown = set(config.getoption("--family") or ()) - set(families)
@@ -161,21 +171,19 @@ def _validate(config: pytest.Config) -> None:
         cells = _cells(config)
     except (ValueError, KeyError) as exc:
         raise pytest.UsageError(str(exc).strip('"')) from None
-    if config.getoption("--vocabulary") == REAL:
-        needed = {families[c.family] for c in cells if c.family in families}
-        missing = missing_vocabularies(f.vocabulary for f in needed if f.vocabulary)
-        if missing:
-            raise pytest.UsageError(missing[0])
+    needed = {families[c.family] for c in cells if c.family in families}
+    missing = missing_vocabularies(f.graded_vocabulary for f in needed if f.graded_vocabulary)
+    if missing:
+        raise pytest.UsageError(missing[0])
 
 
 def _expectations(config: pytest.Config) -> Path:
     given = config.getoption("--expectations")
-    return Path(given) if given else expectations_dir(config.getoption("--vocabulary"))
+    return Path(given) if given else expectations_dir(_tier(config))
 
 
 @pytest.hookimpl(tryfirst=True)  # before hypothesis's plugin loads the profile and fails with a traceback
 def pytest_configure(config: pytest.Config) -> None:
-    use_vocabulary(config.getoption("--vocabulary"))
     if not _grading(config):
         return
     _take_over_xdist(config)
@@ -223,7 +231,8 @@ def grader(request: pytest.FixtureRequest, record_log: results_file.RecordLog, f
     """The pool of parser workers, told every group the session will ask for, in order."""
     config = request.config
     limits = Limits(config.getoption("--hang-after"), config.getoption("--memory-limit"))
-    isolated = IsolatedGrader(_profile(config), limits, config.stash[_WORKERS], families=fixtures.__name__)
+    isolated = IsolatedGrader(_profile(config), limits, config.stash[_WORKERS], families=fixtures.__name__,
+                              tier=_tier(config))
     groups = [item.callspec.params["group"] for item in request.session.items if hasattr(item, "callspec")]
     isolated.plan([g.cells for g in groups if not all(settled(cell, families) for cell in g.cells)])
     yield isolated
@@ -246,16 +255,16 @@ def known(pytestconfig: pytest.Config):
 
 
 @pytest.fixture(scope="session")
-def families() -> dict[str, Family]:
-    """The families the run grades, by name."""
-    return all_families()
+def families(pytestconfig: pytest.Config) -> dict[str, Family]:
+    """The families the run grades, by name, in its vocabulary tier."""
+    return _families(pytestconfig)
 
 
 @pytest.fixture(scope="session")
 def other_tier(pytestconfig: pytest.Config, families: dict[str, Family]):
     """The other vocabulary tier's expectations of a cell's engine, where the two tiers grade its family on
     different tokens (None with --expectations, or without a file): they tell which tier a failure needs."""
-    tier = SYNTHETIC if pytestconfig.getoption("--vocabulary") == REAL else REAL
+    tier = SYNTHETIC if _tier(pytestconfig) == REAL else REAL
     loaded: dict[str, tuple[str, expectations.Expectations] | None] = {}
 
     def of(cell: Cell) -> tuple[str, expectations.Expectations] | None:
@@ -300,7 +309,7 @@ def rerun_template(config: pytest.Config, engine: str) -> str:
     profile = _profile(config)
     if profile != CI:
         options += ["--hypothesis-profile", profile]
-    tier = config.getoption("--vocabulary")
+    tier = _tier(config)
     if tier != REAL:
         options += ["--vocabulary", tier]
     directory = _expectations(config).resolve()
@@ -334,9 +343,9 @@ def _commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def _families_json() -> list[dict[str, Any]]:
+def _families_json(config: pytest.Config) -> list[dict[str, Any]]:
     rows = []
-    for family in all_families().values():
+    for family in _families(config).values():
         positions = {}
         for c in CATALOG:
             position = family.position(c)
@@ -389,7 +398,7 @@ def _document(config: pytest.Config, parts: results_file.Parts) -> dict[str, Any
             "commit": _commit(),
             "command": "pytest " + " ".join(config.invocation_params.args),
             "hypothesis_profile": _profile(config),
-            "vocabulary": config.getoption("--vocabulary"),
+            "vocabulary": _tier(config),
             "seed": config.getoption("hypothesis_seed", default=None),
             "workers": config.stash[_WORKERS],
             "cpu_load": config.getoption("--cpu-load"),
@@ -401,7 +410,7 @@ def _document(config: pytest.Config, parts: results_file.Parts) -> dict[str, Any
         },
         "parsers": list(parsers.values()),
         "cases": [{"id": c.id, "kind": c.kind, "title": c.title, "expected": c.expected} for c in CATALOG],
-        "families": _families_json(),
+        "families": _families_json(config),
         "samples": {key: parts.samples[key] for key in sorted(parts.samples) if key in named},
         "cells": cells,
     }

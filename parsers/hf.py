@@ -12,8 +12,8 @@ from contract.streams.tokenizer import family_tokenizer
 
 @cache
 def hf_tokenizer(family: Family) -> Any:
-    """A `PreTrainedTokenizerFast` over the family's tokenizer of the current tier, built once per family and
-    shared: an adapter that must change it builds its own."""
+    """A `PreTrainedTokenizerFast` over the family's tokenizer of its vocabulary tier, built once per family (a
+    family in each tier is its own object) and shared: an adapter that must change it builds its own."""
     from transformers import PreTrainedTokenizerFast
 
     return PreTrainedTokenizerFast(tokenizer_object=family_tokenizer(family))

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from contract.cases.catalog import case
-from contract.cases.family import Sample
+from contract.cases.family import REAL, SYNTHETIC, TIERS, Sample
 from contract.grading.subject import Subject, _grade_searched, grade
 from contract.streams import drawn
 from contract.streams.chunking import mode
 from contract.streams.profiles import CI, profile
-from contract.streams.tokenizer import REAL, SYNTHETIC, TIERS, family_stream, use_vocabulary, vocabulary_tier
+from contract.streams.tokenizer import family_stream
 from fixtures import all_families, family
 from tests.miniatures import load as miniatures
 from tests.miniatures.defects import DEFECTS
@@ -34,19 +34,14 @@ SPREAD = [("hermes", "tool.single", "random", REAL), ("hermes", "tool.single", "
 
 @pytest.mark.parametrize(("name", "case_id", "mode_name", "tier"), SPREAD)
 def test_a_stored_draw_is_what_hypothesis_draws(name: str, case_id: str, mode_name: str, tier: str) -> None:
-    before = vocabulary_tier()
-    use_vocabulary(tier)
-    try:
-        fam = family(name)
-        sample = fam.sample(case(case_id))
-        assert isinstance(sample, Sample)
-        draw = drawn.draw_of(name, case_id, mode(mode_name), sample.text, family_stream(fam, sample.rendered),
-                             fam.markers)
-        stored = drawn._stored().get(f"{draw.key}@{draw.fingerprint(profile(CI))}")
-        assert stored is not None, f"{draw.key} is not stored"
-        assert stored[1] == drawn.draw_live(draw, profile(CI))
-    finally:
-        use_vocabulary(before)
+    fam = family(name).in_tier(tier)
+    sample = fam.sample(case(case_id))
+    assert isinstance(sample, Sample)
+    draw = drawn.draw_of(name, case_id, mode(mode_name), sample.text, family_stream(fam, sample.rendered),
+                         fam.markers)
+    stored = drawn._stored().get(f"{draw.key}@{draw.fingerprint(profile(CI))}")
+    assert stored is not None, f"{draw.key} is not stored"
+    assert stored[1] == drawn.draw_live(draw, profile(CI))
 
 
 # miniatures that fail some generated chunkings and pass others

@@ -12,14 +12,12 @@ from pathlib import Path
 import pytest
 
 from contract.cases.catalog import CATALOG
-from contract.cases.family import Family, Sample
+from contract.cases.family import SYNTHETIC, Family, Sample
 from contract.cases.rendering import Kind
 from contract.streams import vocabulary
 from contract.streams.tokenizer import (
-    SYNTHETIC,
     family_stream,
     family_tokenizer,
-    use_vocabulary,
     vocabulary_label,
 )
 from fixtures import all_families, vocabularies
@@ -80,14 +78,14 @@ def test_a_quoted_marker_is_ordinary_tokens_on_real_vocabularies() -> None:
 
 def test_synthetic_tier_labels_every_family_synthetic() -> None:
     f = REAL["hermes"]
-    real = family_tokenizer(f)
-    try:
-        use_vocabulary("synthetic")
-        assert vocabulary_label(f) == SYNTHETIC
-        assert family_tokenizer(f).get_vocab_size() < real.get_vocab_size()
-    finally:
-        use_vocabulary("real")
+    synthetic = f.in_tier("synthetic")
+    assert vocabulary_label(synthetic) == SYNTHETIC
+    assert family_tokenizer(synthetic).get_vocab_size() < family_tokenizer(f).get_vocab_size()
     assert vocabulary_label(f) == vocabularies.QWEN3.label
+    assert synthetic.tiered, "the synthetic twin still knows it has a real vocabulary (the other tier's)"
+    assert synthetic.in_tier("real") is f and f.in_tier("synthetic") is synthetic, "one twin per tier"
+    with pytest.raises(ValueError, match="vocabulary tier 'bogus'"):
+        f.in_tier("bogus")
 
 
 def test_a_second_fetch_uses_the_cache() -> None:

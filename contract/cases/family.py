@@ -24,6 +24,10 @@ if TYPE_CHECKING:  # a family names its vocabulary; the streams stage loads it
     from ..streams.vocabulary import Vocabulary
 
 
+REAL, SYNTHETIC = "real", "synthetic"
+TIERS = (REAL, SYNTHETIC)  # vocabulary tiers: a run tokenizes its families' samples in one (`Family.in_tier`)
+
+
 @dataclass(frozen=True)
 class ReasoningStyle:
     opener: str
@@ -140,8 +144,11 @@ class Family:
     vocabulary: Vocabulary | None = None  # the closest real vocabulary within reach; None: synthetic only
     stray_marker: str = ""  # `{stray}`: a control marker that, alone outside a section, means nothing
     start_marker: str = ""  # `{start}`: the marker that opens a call or tool section
+    tier: str = REAL  # the vocabulary tier the family is graded in (`in_tier`): a run's setting, not the format's
 
     def __post_init__(self) -> None:
+        if self.tier not in TIERS:
+            raise ValueError(f"family {self.name!r}: key 'tier': {self.tier!r} is not one of {', '.join(TIERS)}")
         unknown = sorted(set(self.positions) - {c.id for c in CATALOG})
         if unknown:
             raise ValueError(f"family {self.name!r}: key 'positions': a position for case {unknown[0]!r}, "
@@ -154,6 +161,16 @@ class Family:
     def tiered(self) -> bool:
         """The real and synthetic vocabulary tiers grade the family on different tokens (it has a real one)."""
         return self.vocabulary is not None
+
+    @property
+    def graded_vocabulary(self) -> Vocabulary | None:
+        """The real vocabulary the family's samples are tokenized with in its tier (None: the synthetic one)."""
+        return self.vocabulary if self.tier == REAL else None
+
+    def in_tier(self, tier: str) -> Family:
+        """This family graded in `tier`: always the same object for the same tier, so what is cached per family
+        (its tokenizer, its streams) is made once."""
+        return _in_tier(self, tier)
 
     def position(self, case: Case) -> Position | Unimplemented:
         return self.positions.get(case.id) or Unimplemented(self.name, case.id)
@@ -197,7 +214,27 @@ class Family:
         return Sample(self.name, case, scenario, rendered, stop, derive(case, scenario, rendered, stop), position.note)
 
 
-def load_families(module: str) -> dict[str, Family]:
-    """The families a module registers (`module.all_families()`, name -> `Family`): how a worker process
-    gets the families its run was planned with (`fixtures` for this repository's)."""
-    return importlib.import_module(module).all_families()
+_TWINS: dict[tuple[int, str], Family] = {}  # (id of a family, tier) -> that family in the tier; both ways
+
+
+def _in_tier(family: Family, tier: str) -> Family:
+    if tier not in TIERS:
+        raise ValueError(f"vocabulary tier {tier!r}: one of {', '.join(TIERS)}")
+    if family.tier == tier:
+        return family
+    twin = _TWINS.get((id(family), tier))
+    if twin is None:
+        twin = _TWINS[(id(family), tier)] = dataclasses.replace(family, tier=tier)
+        _TWINS[(id(twin), family.tier)] = family
+    return twin
+
+
+def in_tier(families: Mapping[str, Family], tier: str) -> dict[str, Family]:
+    """A run's families (name -> `Family`) graded in one vocabulary tier."""
+    return {name: family.in_tier(tier) for name, family in families.items()}
+
+
+def load_families(module: str, tier: str = REAL) -> dict[str, Family]:
+    """The families a module registers (`module.all_families()`, name -> `Family`), in a vocabulary tier: how
+    a worker process gets the families its run was planned with (`fixtures` for this repository's)."""
+    return in_tier(importlib.import_module(module).all_families(), tier)

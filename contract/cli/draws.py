@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from contract.cases.family import TIERS
 from contract.streams.drawn import STORE, every_draw, stale, write
 from contract.streams.profiles import CI, profile
-from contract.streams.tokenizer import TIERS
 from fixtures import all_families
 
 

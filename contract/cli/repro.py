@@ -33,7 +33,7 @@ from typing import Any
 from contract import expectations
 from contract.cases import expected, model
 from contract.cases.catalog import case
-from contract.cases.family import Sample
+from contract.cases.family import REAL, TIERS, Family, Sample, in_tier
 from contract.cases.model import Chunk, Message
 from contract.grading import assembly, checks, compare
 from contract.grading.adapter import Engine, EngineRepro, ParserUnderTest, engine_module
@@ -44,15 +44,7 @@ from contract.run.plan import plan
 from contract.run.provenance import installed_build
 from contract.streams.chunking import mode
 from contract.streams.profiles import CI, profile
-from contract.streams.tokenizer import (
-    REAL,
-    TIERS,
-    TokenStream,
-    family_stream,
-    use_vocabulary,
-    vocabulary_label,
-    vocabulary_tier,
-)
+from contract.streams.tokenizer import TokenStream, family_stream, vocabulary_label
 from fixtures import all_families, expectations_dir
 from reports.load import load_results
 
@@ -91,11 +83,11 @@ def cell_id(text: str, mode: str | None = None) -> str:
     return f"{found.group('id')}:{mode}"
 
 
-def find_cell(text: str, mode: str | None = None) -> Cell:
+def find_cell(text: str, mode: str | None = None, tier: str = REAL) -> Cell:
     wanted = cell_id(text, mode)
     engine = wanted.split("/", 1)[0]
     try:
-        cells = plan([engine], registry=all_families())
+        cells = plan([engine], registry=in_tier(all_families(), tier))
     except ValueError as exc:
         raise SystemExit(f"repro: {wanted!r}: no engine {engine!r} ({exc})") from None
     for cell in cells:
@@ -119,6 +111,7 @@ class RecordingSubject(Subject):
 @dataclass(frozen=True)
 class Replayed:
     cell: Cell
+    family: Family  # in the vocabulary tier the cell is graded in
     engine: Engine
     parser: ParserUnderTest
     sample: Sample
@@ -129,13 +122,14 @@ class Replayed:
     chunkings: tuple[tuple[Chunk, ...], ...]
 
 
-def replay(cell: Cell, hypothesis_profile: str = CI) -> Replayed:
-    """Grade the cell in this process, as the matrix does, keeping the chunkings that decide it."""
+def replay(cell: Cell, hypothesis_profile: str = CI, tier: str = REAL) -> Replayed:
+    """Grade the cell in this process, as the matrix does (in vocabulary tier `tier`), keeping the chunkings
+    that decide it."""
     module = engine_module(cell.engine)
     engine = module.load()
     if isinstance(engine, str):
         raise SystemExit(f"repro: {engine}")
-    family = all_families()[cell.family or ""]
+    family = all_families()[cell.family or ""].in_tier(tier)
     sample = family.sample(case(cell.case))
     if not isinstance(sample, Sample):
         raise SystemExit(f"repro: {cell.id} is not graded ({type(sample).__name__}): nothing to reproduce")
@@ -151,7 +145,7 @@ def replay(cell: Cell, hypothesis_profile: str = CI) -> Replayed:
     else:
         failing = [c for c in subject.seen if tuple(x.text for x in c) == graded.chunking]
         chunkings = (failing[-1],) if failing else ()
-    return Replayed(cell, engine, parser, sample, stream, graded.status, graded.failures, graded.observed, chunkings)
+    return Replayed(cell, family, engine, parser, sample, stream, graded.status, graded.failures, graded.observed, chunkings)
 
 
 def _without_project_imports(module: ModuleType) -> str:
@@ -227,7 +221,7 @@ def script(replayed: Replayed, parts: EngineRepro, tokenizer_file: str) -> str:
     preferred = sample.expected.preferred
     build = installed_build(replayed.engine.distribution).to_json() if replayed.engine.distribution else {}
     verdict = "passes" if replayed.status == "pass" else f"{replayed.status}s"
-    known = expectations.load(expectations_dir(vocabulary_tier()) / f"{replayed.engine.name}.toml").lookup(
+    known = expectations.load(expectations_dir(replayed.family.tier) / f"{replayed.engine.name}.toml").lookup(
         cell.parser, cell.case, cell.mode)
     for bug in known:
         verdict += f"\n(known broken, bug {bug.id}: {bug.reason}" + (f"; {bug.link}" if bug.link else "") + ")"
@@ -238,7 +232,7 @@ def script(replayed: Replayed, parts: EngineRepro, tokenizer_file: str) -> str:
         + (f" (graded build: {build.get('source')} {build.get('url') or ''} {build.get('commit') or ''})".rstrip()
            if build.get("source") not in (None, "index") else "") + "\n"
         f"case {cell.case}: {case(cell.case).title}\n"
-        f"vocabulary: {vocabulary_label(all_families()[cell.family])} (its tokenizer is {tokenizer_file})\n"
+        f"vocabulary: {vocabulary_label(replayed.family)} (its tokenizer is {tokenizer_file})\n"
         f"mode {cell.mode}: " + ("one-shot parsing of the whole output" if cell.mode == "batch" else
                                  f"streaming, {len(replayed.chunkings)} chunking(s) below, one engine step per chunk")
         + "\n\n"
@@ -313,20 +307,20 @@ def adapter_repro(replayed: Replayed) -> EngineRepro:
         module = importlib.import_module(f"{package}.repro")
     except ImportError as exc:
         raise SystemExit(f"repro: engine {replayed.engine.name!r} has no standalone repro ({exc})") from None
-    return module.engine_repro(replayed.parser, replayed.sample, replayed.stream.ids, tokenizer_file(replayed.cell))
+    return module.engine_repro(replayed.parser, replayed.sample, replayed.stream.ids, tokenizer_file(replayed.family))
 
 
 def file_stem(cell: Cell) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", cell.id.replace("/", "__").replace(":", "__"))
 
 
-def tokenizer_file(cell: Cell) -> str:
+def tokenizer_file(family: Family) -> str:
     """Named by family and tier: repros of one family's cells share the file (a real vocabulary is large)."""
-    return f"{cell.family}.{vocabulary_tier()}.tokenizer.json"
+    return f"{family.name}.{family.tier}.tokenizer.json"
 
 
-def write_repro(cell: Cell, out: Path, hypothesis_profile: str = CI) -> tuple[Path, Replayed]:
-    replayed = replay(cell, hypothesis_profile)
+def write_repro(cell: Cell, out: Path, hypothesis_profile: str = CI, tier: str = REAL) -> tuple[Path, Replayed]:
+    replayed = replay(cell, hypothesis_profile, tier)
     parts = adapter_repro(replayed)
     out.mkdir(parents=True, exist_ok=True)
     for name, content in parts.files.items():  # shared by the repros of a family, maybe running: replaced whole
@@ -334,7 +328,7 @@ def write_repro(cell: Cell, out: Path, hypothesis_profile: str = CI) -> tuple[Pa
         partial.write_text(content, encoding="utf-8")
         partial.replace(out / name)
     path = out / f"{file_stem(cell)}.py"
-    path.write_text(script(replayed, parts, tokenizer_file(cell)), encoding="utf-8")
+    path.write_text(script(replayed, parts, tokenizer_file(replayed.family)), encoding="utf-8")
     return path, replayed
 
 
@@ -361,7 +355,7 @@ def verify(results: Path, known_broken: int, passing: int, out: Path) -> int:
     """Repros of a sample must fail (known-broken cells) or pass (passing cells) as recorded; 1 if any does not."""
     document = load_results(results)
     cells = document["cells"]
-    use_vocabulary(document["run"].get("vocabulary") or REAL)
+    tier = document["run"].get("vocabulary") or REAL
     sample = ([("xfail", c) for c in _spread([c for c in cells if c.outcome == "xfail"], known_broken)]
               + [("pass", c) for c in _spread([c for c in cells if c.outcome == "pass"], passing)])
     wrong = 0
@@ -369,7 +363,7 @@ def verify(results: Path, known_broken: int, passing: int, out: Path) -> int:
         runs = []
         for recorded, record in sample:
             cell_text = record.id
-            path, _ = write_repro(find_cell(cell_text), out)
+            path, _ = write_repro(find_cell(cell_text, tier=tier), out, tier=tier)
             runs.append((recorded, record, cell_text, runner.submit(
                 subprocess.run, [sys.executable, "-I", path.name], cwd=out, capture_output=True, text=True,
                 timeout=1200)))
@@ -410,12 +404,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--known-broken", type=int, default=10)
     parser.add_argument("--passing", type=int, default=5)
     args = parser.parse_args(argv)
-    use_vocabulary(args.vocabulary)
     if args.verify:
         return verify(args.verify, args.known_broken, args.passing, args.out)
     if not args.cell:
         parser.error("give a CELL or --verify RESULTS")
-    path, replayed = write_repro(find_cell(args.cell, args.mode), args.out, args.hypothesis_profile)
+    path, replayed = write_repro(find_cell(args.cell, args.mode, args.vocabulary), args.out, args.hypothesis_profile,
+                                 args.vocabulary)
     print(f"{path}: reproduces {replayed.cell.id} ({replayed.status} in the matrix now); "
           f"run it with: python {path}")
     return 0

@@ -109,12 +109,12 @@ class Watchdog:
 class _Worker:
     """One worker process and its files."""
 
-    def __init__(self, directory: Path, profile: str, families: str, n: int, cpu: int | None) -> None:
+    def __init__(self, directory: Path, profile: str, families: tuple[str, str], n: int, cpu: int | None) -> None:
         self.progress = progress.create(directory / f"progress-{n}")
         self.log_path = directory / f"stderr-{n}.log"
         self._log = self.log_path.open("wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-X", "faulthandler", "-m", "contract.grading.isolation", str(self.progress), profile, families],
+            [sys.executable, "-X", "faulthandler", "-m", "contract.grading.isolation", str(self.progress), profile, *families],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, cwd=ROOT,
         )
         if cpu is not None:
@@ -201,6 +201,7 @@ class IsolatedGrader:
     limits: Limits = Limits()
     size: int = 1  # workers grading at once
     families: str = field(kw_only=True)  # the module whose `all_families()` the plan's families are (`load_families`)
+    tier: str = field(kw_only=True)  # the vocabulary tier they are graded in (`Family.in_tier`)
     spent_s: float = 0.0  # CPU time the parsers under test spent in this grader's workers
 
     def __post_init__(self) -> None:
@@ -265,7 +266,8 @@ class IsolatedGrader:
             if slot.worker is None:
                 self._started += 1
                 cpu = self._cpus[self._slots.index(slot) % len(self._cpus)] if self._cpus else None
-                slot.worker = _Worker(self._directory, self.hypothesis_profile, self.families, self._started, cpu)
+                slot.worker = _Worker(self._directory, self.hypothesis_profile, (self.families, self.tier), self._started,
+                                      cpu)
             self._watch(slot)
             if slot.worker.send(slot.cells):
                 return
@@ -363,14 +365,14 @@ class IsolatedGrader:
         self._send(slot)
 
 
-def _serve(progress_path: Path, profile: str, families: str) -> None:
+def _serve(progress_path: Path, profile: str, families: str, tier: str) -> None:
     """The worker: grade the cells of each line read from stdin, answer on the original stdout; anything
     the engine prints goes to stderr, so it cannot corrupt the protocol."""
     from .grader import Grader  # the worker side alone imports what grading needs
 
     answers = os.fdopen(os.dup(1), "w", encoding="ascii")
     os.dup2(2, 1)
-    grader = Grader(profile, progress.SharedProgress(progress_path), families=load_families(families))
+    grader = Grader(profile, progress.SharedProgress(progress_path), families=load_families(families, tier))
     sent: set[str] = set()
 
     def send(record: dict[str, Any], final: bool) -> None:
@@ -392,4 +394,4 @@ def _serve(progress_path: Path, profile: str, families: str) -> None:
 
 
 if __name__ == "__main__":
-    _serve(Path(sys.argv[1]), sys.argv[2], sys.argv[3])
+    _serve(Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4])

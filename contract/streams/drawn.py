@@ -139,24 +139,19 @@ def every_draw(families: Iterable[Family], tiers: Iterable[str]) -> list[Draw]:
     """The draws of every Sample of these families in these vocabulary tiers (both tiers: one store)."""
     from ..cases.catalog import CATALOG
     from ..cases.family import Sample
-    from .tokenizer import family_stream, use_vocabulary, vocabulary_tier
+    from .tokenizer import family_stream
 
     draws: dict[tuple[str, Draw], None] = {}
-    current = vocabulary_tier()
-    try:
-        for tier in tiers:
-            use_vocabulary(tier)
-            for family in families:
-                for the_case in CATALOG:
-                    sample = family.sample(the_case)
-                    if not isinstance(sample, Sample):
-                        continue
-                    stream = family_stream(family, sample.rendered)
-                    for name in GENERATED:
-                        draws[(tier, draw_of(family.name, the_case.id, mode(name), sample.text, stream,
-                                             family.markers))] = None
-    finally:
-        use_vocabulary(current)
+    for tier in tiers:
+        for family in (f.in_tier(tier) for f in families):
+            for the_case in CATALOG:
+                sample = family.sample(the_case)
+                if not isinstance(sample, Sample):
+                    continue
+                stream = family_stream(family, sample.rendered)
+                for name in GENERATED:
+                    draws[(tier, draw_of(family.name, the_case.id, mode(name), sample.text, stream,
+                                         family.markers))] = None
     return list(dict.fromkeys(draw for _, draw in draws))
 
 

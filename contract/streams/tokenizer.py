@@ -1,6 +1,7 @@
 """A per-family tokenizer, and token streams of rendered samples.
 
-Two tiers (`--vocabulary`). `real` (the default): a family with a real vocabulary
+Two tiers (`--vocabulary`), a property of the family a run hands out (`Family.in_tier`), so nothing here
+holds a setting. `real` (the default): a family with a real vocabulary
 (`Family.vocabulary`, see `contract.streams.vocabulary`) is tokenized as its model's tokenizer tokenizes
 the text, so a sample's ids equal `tokenizer.encode(text)`, except that a payload span quoting a
 marker is ordinary tokens (the model writes it so), split as the tokenizer's model splits that
@@ -14,7 +15,6 @@ marker quoted inside an argument becomes ordinary tokens, as a model emits it.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -22,32 +22,15 @@ from pathlib import Path
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
 from tokenizers.decoders import DecodeStream
 
-from ..cases.family import Family
+from ..cases.family import SYNTHETIC, Family
 from ..cases.rendering import Kind, Rendered
 from . import stream_cache
 from .vocabulary import load
 
-REAL, SYNTHETIC = "real", "synthetic"
-TIERS = (REAL, SYNTHETIC)
-TIER_ENV = "MATRIX_VOCABULARY"  # carries the tier into the processes a run starts (isolated parser workers)
-_tier = os.environ.get(TIER_ENV) or REAL
-
-
-def use_vocabulary(tier: str) -> None:
-    """The tier every later `family_tokenizer` call of this process, and of processes it starts, serves."""
-    global _tier
-    if tier not in TIERS:
-        raise ValueError(f"vocabulary tier {tier!r}: one of {', '.join(TIERS)}")
-    _tier = os.environ[TIER_ENV] = tier
-
-
-def vocabulary_tier() -> str:
-    return _tier
-
 
 def vocabulary_label(family: Family) -> str:
-    """What a family's cells are graded on: `real:<package>@<version>` or `synthetic`."""
-    return family.vocabulary.label if _tier == REAL and family.vocabulary else SYNTHETIC
+    """What a family's cells are graded on in its tier: `real:<package>@<version>` or `synthetic`."""
+    return family.graded_vocabulary.label if family.graded_vocabulary else SYNTHETIC
 
 
 _CORPUS = (
@@ -61,15 +44,16 @@ VOCAB_SIZE = 1200
 
 
 def family_tokenizer(family: Family) -> Tokenizer:
-    """The family's tokenizer in the current tier."""
-    if _tier == REAL and family.vocabulary:
-        return load(family.vocabulary)
-    return synthetic_tokenizer(family)
+    """The family's tokenizer in its tier."""
+    if family.graded_vocabulary:
+        return load(family.graded_vocabulary)
+    return synthetic_tokenizer(family.in_tier(SYNTHETIC))
 
 
 @cache
 def synthetic_tokenizer(family: Family) -> Tokenizer:
-    """Deterministic: the same family gives the same vocabulary in every process."""
+    """Deterministic: the same family gives the same vocabulary in every process (trained once per family:
+    both tiers ask for it through the synthetic one)."""
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     tokenizer.decoder = decoders.ByteLevel()
@@ -144,7 +128,7 @@ def _real_runs(rendered: Rendered, markers: tuple[str, ...]) -> list[tuple[bool,
 
 
 def family_stream(family: Family, rendered: Rendered) -> TokenStream:
-    """A sample's token stream on the family's tokenizer of the current tier (stored once on disk:
+    """A sample's token stream on the family's tokenizer of its tier (stored once on disk:
     `contract.streams.stream_cache`)."""
     real = vocabulary_label(family) != SYNTHETIC
     markers = (*family.special_tokens, *family.added_tokens) if real else None
@@ -156,16 +140,16 @@ def family_stream(family: Family, rendered: Rendered) -> TokenStream:
 
 
 def family_tokenizer_file(family: Family) -> Path:
-    """The family's tokenizer of the current tier as a `tokenizer.json`, for engines that load it from a file:
+    """The family's tokenizer of its tier as a `tokenizer.json`, for engines that load it from a file:
     saved once, beside the vocabularies (`contract.streams.stream_cache`), so no process loads a vocabulary to write it."""
     return stream_cache.saved(stream_cache.key(_identity(family), None, []), "tokenizers",
                               lambda: family_tokenizer(family).to_str())
 
 
 def _identity(family: Family) -> object:
-    """What the family's tokenizer of the current tier is made from."""
-    vocabulary = family.vocabulary
-    if _tier == REAL and vocabulary:
+    """What the family's tokenizer of its tier is made from."""
+    vocabulary = family.graded_vocabulary
+    if vocabulary:
         return [vocabulary.label, vocabulary.package.sha256, vocabulary.renamed, vocabulary.extra_special]
     return [SYNTHETIC, _CORPUS, VOCAB_SIZE, family.corpus, family.special_tokens, family.added_tokens]
 
