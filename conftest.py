@@ -34,6 +34,7 @@ from contract.grading.record import CellRecord
 from contract.run import results as results_file
 from contract.run.plan import grouped, parse_shard, parser_names, plan, shard
 from contract.run.provenance import installed_build
+from contract.run.record import CitedBug, EngineRun, RunRecord
 from contract.run.schema import SCHEMA, rerun_of
 from contract.streams.profiles import CI, EXAMPLES
 from contract.streams.tokenizer import vocabulary_label
@@ -360,17 +361,17 @@ def _families_json(config: pytest.Config) -> list[dict[str, Any]]:
     return rows
 
 
-def _cited_bugs(config: pytest.Config, engine: str, cells: list[CellRecord]) -> dict[str, dict[str, Any]]:
+def _cited_bugs(config: pytest.Config, engine: str, cells: list[CellRecord]) -> dict[str, CitedBug]:
     """The KnownBroken bugs the engine's cells cite, by id, in the file's order."""
     cited = {bug for cell in cells if cell.engine == engine for bug in cell.bugs}
     known = expectations.load(_expectations(config) / f"{engine}.toml")
-    return {bug.id: {"reason": bug.reason, "link": bug.link or None, "untriaged": bug.untriaged}
+    return {bug.id: CitedBug(bug.reason, bug.link or None, bug.untriaged)
             for bug in known.bugs.values() if bug.id in cited}
 
 
 def _document(config: pytest.Config, parts: results_file.Parts) -> dict[str, Any]:
     started, clock = config.stash[_STARTED]
-    engines: dict[str, Any] = {}
+    engines: dict[str, EngineRun] = {}
     parsers: dict[str, dict[str, Any]] = {}
     for spec in _engines(config):
         module = engine_module(spec)
@@ -378,36 +379,36 @@ def _document(config: pytest.Config, parts: results_file.Parts) -> dict[str, Any
         available = not isinstance(loaded, str)
         version = loaded.version if available else None
         build = installed_build(loaded.distribution).to_json() if available and loaded.distribution else None
-        engines[module.name] = {"version": version, "available": available, "build": build,
-                                "rerun": rerun_template(config, spec), "skip_reason": None if available else loaded,
-                                "coverage": [row.to_json() for row in loaded.coverage] if available else [],
-                                "bugs": _cited_bugs(config, module.name, parts.cells)}
+        engines[module.name] = EngineRun(version=version, available=available, build=build,
+                                         rerun=rerun_template(config, spec), skip_reason=None if available else loaded,
+                                         coverage=loaded.coverage if available else (),
+                                         bugs=_cited_bugs(config, module.name, parts.cells))
     cells = parts.cells
     graded = {cell.parser for cell in cells}  # a filtered run lists only the parsers it graded
     for cell in _cells(config):
         if cell.parser in graded:
             parsers.setdefault(cell.parser, {"engine": cell.engine_name, "parser": cell.parser,
-                                             "family": cell.family, "version": engines[cell.engine_name]["version"]})
+                                             "family": cell.family, "version": engines[cell.engine_name].version})
     named = {cell.sample for cell in cells}
     return {
         "schema": SCHEMA,
-        "run": {
-            "started": started.isoformat(timespec="seconds"),
-            "finished": datetime.now(UTC).isoformat(timespec="seconds"),
-            "duration_s": round(time.perf_counter() - clock, 2),
-            "commit": _commit(),
-            "command": "pytest " + " ".join(config.invocation_params.args),
-            "hypothesis_profile": _profile(config),
-            "vocabulary": _tier(config),
-            "seed": config.getoption("hypothesis_seed", default=None),
-            "workers": config.stash[_WORKERS],
-            "cpu_load": config.getoption("--cpu-load"),
-            "shard": _shard(config),
-            "parser_cpu_s": round(parts.parser_cpu_s, 3),
-            "python": sys.version.split()[0],
-            "platform": platform.platform(),
-            "engines": engines,
-        },
+        "run": RunRecord(
+            started=started.isoformat(timespec="seconds"),
+            finished=datetime.now(UTC).isoformat(timespec="seconds"),
+            duration_s=round(time.perf_counter() - clock, 2),
+            commit=_commit(),
+            command="pytest " + " ".join(config.invocation_params.args),
+            hypothesis_profile=_profile(config),
+            vocabulary=_tier(config),
+            seed=config.getoption("hypothesis_seed", default=None),
+            workers=config.stash[_WORKERS],
+            cpu_load=config.getoption("--cpu-load"),
+            shard=_shard(config),
+            parser_cpu_s=round(parts.parser_cpu_s, 3),
+            python=sys.version.split()[0],
+            platform=platform.platform(),
+            engines=engines,
+        ),
         "parsers": list(parsers.values()),
         "cases": [{"id": c.id, "kind": c.kind, "title": c.title, "expected": c.expected} for c in CATALOG],
         "families": _families_json(config),

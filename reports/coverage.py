@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from contract.run.record import RunRecord
 
 KIND_LABELS = {"tool": "tool parsers", "reasoning": "reasoning parsers"}
 
@@ -33,17 +34,15 @@ class KindCoverage:
         return " · ".join(parts)
 
 
-def engine_coverage(run: dict[str, Any]) -> list[KindCoverage]:
+def engine_coverage(run: RunRecord) -> list[KindCoverage]:
     """Per engine that reports its registry (run.engines[*].coverage), one entry per kind."""
     out = []
-    for engine, info in run["engines"].items():
-        rows = info.get("coverage") or []
-        for kind in sorted({r["kind"] for r in rows}, key=lambda k: (k not in KIND_LABELS, k)):
-            mine = [r for r in rows if r["kind"] == kind]
-            graded = tuple(f"{r['name']} → {'/'.join(r['families'])}" for r in mine
-                           if r["families"] and not r.get("alias_of"))
-            aliases = tuple(f"{r['name']} = {r['alias_of']} → {'/'.join(r['families'])}" for r in mine
-                            if r.get("alias_of"))
-            missing = tuple(r["name"] for r in mine if not r["families"] and not r.get("alias_of"))
-            out.append(KindCoverage(engine, info.get("version"), kind, graded, aliases, missing))
+    for engine, info in run.engines.items():
+        rows = info.coverage
+        for kind in sorted({r.kind for r in rows}, key=lambda k: (k not in KIND_LABELS, k)):
+            mine = [r for r in rows if r.kind == kind]
+            graded = tuple(f"{r.name} → {'/'.join(r.families)}" for r in mine if r.families and not r.alias_of)
+            aliases = tuple(f"{r.name} = {r.alias_of} → {'/'.join(r.families)}" for r in mine if r.alias_of)
+            missing = tuple(r.name for r in mine if not r.families and not r.alias_of)
+            out.append(KindCoverage(engine, info.version, kind, graded, aliases, missing))
     return out

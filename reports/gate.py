@@ -22,6 +22,7 @@ from tabulate import tabulate
 
 from contract.grading.outcome import FAILING, PASSING
 from contract.grading.record import CellRecord
+from contract.run.record import RunRecord
 from reports.merge import load_merged
 from reports.summary import cell_vocabulary
 from reports.text import inert_markdown, inert_terminal
@@ -67,8 +68,8 @@ class CoverageChange:
 
 @dataclass(frozen=True)
 class Gate:
-    baseline: dict[str, Any]  # run metadata
-    candidate: dict[str, Any]
+    baseline: RunRecord
+    candidate: RunRecord
     compared: int
     transitions: tuple[Transition, ...]
     coverage: tuple[CoverageChange, ...]
@@ -141,15 +142,14 @@ def transitions(before: Iterable[CellRecord], after: Iterable[CellRecord]) -> li
     return sorted(found, key=lambda t: KINDS.index(t.kind))
 
 
-def _registered(run: Mapping[str, Any]) -> set[tuple[str, str, str]]:
-    return {(engine, row["kind"], row["name"])
-            for engine, info in run.get("engines", {}).items() for row in info.get("coverage") or []}
+def _registered(run: RunRecord) -> set[tuple[str, str, str]]:
+    return {(engine, row.kind, row.name) for engine, info in run.engines.items() for row in info.coverage}
 
 
-def coverage_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[CoverageChange]:
+def coverage_changes(before: RunRecord, after: RunRecord) -> list[CoverageChange]:
     """Registry names added or removed, for engines whose registry both runs report."""
-    both = {e for e, info in before["engines"].items() if info.get("coverage")} & {
-        e for e, info in after["engines"].items() if info.get("coverage")}
+    both = {e for e, info in before.engines.items() if info.coverage} & {
+        e for e, info in after.engines.items() if info.coverage}
     old = {r for r in _registered(before) if r[0] in both}
     new = {r for r in _registered(after) if r[0] in both}
     return [CoverageChange(*r, "removed") for r in sorted(old - new)] + [
@@ -159,7 +159,7 @@ def coverage_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> lis
 def cautions(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> list[str]:
     """How the two sides were graded differently, which can move cells on its own."""
     found = []
-    profiles = [{r.get("hypothesis_profile") for r in (d["run"].get("runs") or [d["run"]])} for d in (baseline, candidate)]
+    profiles = [{r.hypothesis_profile for r in d["run"].each} for d in (baseline, candidate)]
     if profiles[0] != profiles[1]:
         found.append(f"hypothesis profiles differ ({', '.join(sorted(map(str, profiles[0])))} vs "
                      f"{', '.join(sorted(map(str, profiles[1])))}): random and chars cells saw different chunkings")
@@ -192,14 +192,13 @@ def results_paths(path: Path) -> list[Path]:
     return [path]
 
 
-def _builds(run: Mapping[str, Any]) -> dict[str, Any]:
-    """Per engine: what was graded (version and build), where and when."""
-    runs = run.get("runs") or [run]
+def _builds(run: RunRecord) -> dict[str, Any]:
+    """Per engine: what was graded (version and build), where and when, as the gate's JSON tells it."""
     out = {}
-    for one in runs:
-        for engine, info in one.get("engines", {}).items():
-            out[engine] = {"version": info.get("version"), "build": info.get("build"),
-                           "started": one.get("started"), "commit": one.get("commit")}
+    for one in run.each:
+        for engine, info in one.engines.items():
+            out[engine] = {"version": info.version, "build": dict(info.build) if info.build is not None else None,
+                           "started": one.started, "commit": one.commit}
     return out
 
 

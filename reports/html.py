@@ -14,6 +14,7 @@ from markupsafe import Markup
 
 from contract.grading.outcome import SEVERITY
 from contract.grading.record import CellRecord
+from contract.run.record import EngineRun, RunRecord
 from contract.run.schema import rerun_of
 from reports.coverage import engine_coverage
 from reports.load import MODES, OUTCOMES
@@ -35,7 +36,6 @@ from reports.summary import (
     parser_scores,
     repro_command,
     row_anchor,
-    runs_of,
     score,
 )
 
@@ -293,13 +293,13 @@ def _case_groups(cases: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, 
     return [(kind, members) for kind, members in groups if members]
 
 
-def _engine_group(run: dict[str, Any], engine: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _engine_group(run: RunRecord, engine: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """An engine header row (name, version or "not installed", tooltip) with its parser rows."""
-    info = run["engines"].get(engine) or {}
-    if info.get("available", True):
-        label, tip = info.get("version") or "version unknown", ""
+    info = run.engines.get(engine) or EngineRun()
+    if info.available:
+        label, tip = info.version or "version unknown", ""
     else:
-        label, tip = "not installed", info.get("skip_reason") or ""
+        label, tip = "not installed", info.skip_reason or ""
     return {"name": engine, "label": label, "tip": tip, "rows": rows}
 
 
@@ -310,8 +310,8 @@ class _Matrix:
         self.columns = columns
         self.details: list[dict[str, Any]] = []
         self.values = _Values()
-        self.reruns = {engine: info["rerun"] for engine, info in results["run"]["engines"].items()
-                       if info and info.get("rerun")}  # each engine's rerun command, {parser} {case} {mode} left
+        self.reruns = {engine: info.rerun for engine, info in results["run"].engines.items()
+                       if info.rerun}  # each engine's rerun command, {parser} {case} {mode} left
         self.grouped: dict[tuple[str, str], list[CellRecord]] = {}
         for cell in results["cells"]:
             self.grouped.setdefault((cell.parser, cell.case), []).append(cell)
@@ -382,16 +382,15 @@ def _speed_tip(cell: CellRecord | None) -> str:
             f"{cell.reference_cpu_s:.3f} s for the reference parser (slow from ×{SLOW_FACTOR:g}; not a verdict)")
 
 
-def _run_lines(run: dict[str, Any]) -> list[str]:
+def _run_lines(run: RunRecord) -> list[str]:
     """One line per merged engine run (engines and versions, start, duration, commit); none for a single run."""
-    if "runs" not in run:
+    if run.runs is None:
         return []
     lines = []
-    for one in runs_of(run):
-        engines = ", ".join(f"{name} {(info or {}).get('version') or ''}".strip()
-                            for name, info in (one.get("engines") or {}).items())
-        commit = str(one.get("commit") or "no commit")[:12]
-        lines.append(f"{engines} · {one.get('started')} · {format_duration(one.get('duration_s'))} · {commit}")
+    for one in run.each:
+        engines = ", ".join(f"{name} {info.version or ''}".strip() for name, info in one.engines.items())
+        commit = str(one.commit or "no commit")[:12]
+        lines.append(f"{engines} · {one.started} · {format_duration(one.duration_s)} · {commit}")
     return lines
 
 
@@ -422,7 +421,7 @@ def _context(results: dict[str, Any]) -> dict[str, Any]:
     totals = outcome_counts(results)
     return {
         "run": run,
-        "duration": format_duration(run.get("duration_s")),
+        "duration": format_duration(run.duration_s),
         "runs": _run_lines(run),
         "totals": [(o, totals[o], SYMBOLS[o]) for o in OUTCOMES],
         "legend": [(o, SYMBOLS[o], MEANINGS[o]) for o in SEVERITY],

@@ -10,6 +10,7 @@ from typing import Any
 from contract.grading.outcome import FAILS_RUN as RUN_FAILING
 from contract.grading.outcome import OUTCOMES
 from contract.grading.record import CellRecord, RecordError
+from contract.run.record import RunRecord
 from contract.run.schema import READABLE, SHARED, expand
 
 __all__ = ["MODES", "OUTCOMES", "RUN_FAILING", "load_results"]
@@ -27,7 +28,6 @@ MODES = (
 )
 
 _TOP_LEVEL: dict[str, type] = {"run": dict, "parsers": list, "cases": list, "families": list, "cells": list}
-_RUN_KEYS = ("started", "duration_s", "commit", "hypothesis_profile", "workers", "engines")
 _ROW_KEYS = {
     "parsers": ("engine", "parser", "family"),
     "cases": ("id", "kind", "title"),
@@ -35,8 +35,8 @@ _ROW_KEYS = {
 
 
 def load_results(path: str | Path) -> dict[str, Any]:
-    """Load a results file, its cells as `CellRecord`s; raise ValueError naming the file and the missing or bad
-    field (for a cell: its index, its id when it has one, and the key)."""
+    """Load a results file, its run as a `RunRecord` and its cells as `CellRecord`s; raise ValueError naming the
+    file and the missing or bad field (for a cell: its index, its id when it has one, and the key)."""
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -60,9 +60,10 @@ def load_results(path: str | Path) -> dict[str, Any]:
             raise ValueError(
                 f"{path}: bad field {key!r}: expected a JSON {'object' if kind is dict else 'array'}"
             )
-    for key in _RUN_KEYS:
-        if key not in data["run"]:
-            raise ValueError(f"{path}: missing field 'run.{key}'")
+    try:
+        run = RunRecord.from_json(data["run"])
+    except RecordError as exc:
+        raise ValueError(f"{path}: bad field 'run': {exc}") from None
     for index, cell in enumerate(data["cells"]):
         if not isinstance(cell, dict):
             raise ValueError(f"{path}: bad field 'cells[{index}]': expected a JSON object")
@@ -85,7 +86,7 @@ def load_results(path: str | Path) -> dict[str, Any]:
             for key in keys:
                 if key not in row:
                     raise ValueError(f"{path}: missing field '{where}.{key}'")
-    return {**data, "cells": [_record(path, index, cell) for index, cell in enumerate(data["cells"])]}
+    return {**data, "run": run, "cells": [_record(path, index, cell) for index, cell in enumerate(data["cells"])]}
 
 
 def _record(path: Path, index: int, cell: dict[str, Any]) -> CellRecord:

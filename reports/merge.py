@@ -9,17 +9,19 @@ artifacts of a CI matrix, say) and writes each engine's whole run to `FOLDER/<en
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
 
 from contract.grading.record import CellRecord
+from contract.run.record import EngineRun, RunRecord
 from contract.run.results import write as write_results
 from reports.load import load_results
 from reports.summary import wall_span
 
 
-def merged_run(runs: list[dict[str, Any]], engines: dict[str, Any]) -> dict[str, Any]:
+def merged_run(runs: list[RunRecord], engines: dict[str, EngineRun]) -> RunRecord:
     """The `run` of a merged document: the first run's settings with the engines of all runs, each run's own
     metadata in `runs`, and wall-clock bounds over all of them.
 
@@ -28,16 +30,16 @@ def merged_run(runs: list[dict[str, Any]], engines: dict[str, Any]) -> dict[str,
     has ISO-8601 `started` and `finished`. `commit` is the runs' common commit, None when they differ.
     """
     span = wall_span(runs)
-    commits = {run.get("commit") for run in runs}
-    return {
-        **runs[0],
-        "started": span[0] if span else runs[0]["started"],
-        "finished": span[1] if span else None,
-        "duration_s": span[2] if span else None,
-        "commit": commits.pop() if len(commits) == 1 else None,
-        "engines": engines,
-        "runs": runs,
-    }
+    commits = {run.commit for run in runs}
+    return dataclasses.replace(
+        runs[0],
+        started=span[0] if span else runs[0].started,
+        finished=span[1] if span else None,
+        duration_s=span[2] if span else None,
+        commit=commits.pop() if len(commits) == 1 else None,
+        engines=engines,
+        runs=tuple(runs),
+    )
 
 
 def merge_results(documents: list[dict[str, Any]], names: list[str] | None = None) -> dict[str, Any]:
@@ -48,11 +50,11 @@ def merge_results(documents: list[dict[str, Any]], names: list[str] | None = Non
     names = names or [f"results #{n + 1}" for n in range(len(documents))]
     first = documents[0]
     case_ids = [c["id"] for c in first["cases"]]
-    engines: dict[str, Any] = {}
+    engines: dict[str, EngineRun] = {}
     for name, document in zip(names, documents, strict=True):
         if [c["id"] for c in document["cases"]] != case_ids:
             raise ValueError(f"{name}: its case catalog differs from {names[0]}'s; grade both at the same commit")
-        for engine, info in document["run"]["engines"].items():
+        for engine, info in document["run"].engines.items():
             if engine in engines:
                 raise ValueError(f"{name}: engine {engine!r} is graded in two of the results files")
             engines[engine] = info
@@ -72,12 +74,12 @@ def join_shards(documents: list[dict[str, Any]], names: list[str]) -> tuple[list
     runs: dict[tuple[tuple[str, ...], int], dict[int, tuple[dict[str, Any], str]]] = {}
     whole: list[tuple[dict[str, Any], str]] = []
     for document, name in zip(documents, names, strict=True):
-        shard = document["run"].get("shard")
+        shard = document["run"].shard
         if not shard:
             whole.append((document, name))
             continue
         k, n = (int(x) for x in shard.split("/"))
-        parts = runs.setdefault((tuple(sorted(document["run"]["engines"])), n), {})
+        parts = runs.setdefault((tuple(sorted(document["run"].engines)), n), {})
         if k in parts:
             raise ValueError(f"{name}: shard {shard} is also in {parts[k][1]}")
         parts[k] = (document, name)
@@ -97,7 +99,7 @@ def joined(shards: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
     first = shards[0]
     for document, name in zip(shards[1:], names[1:], strict=True):
         for key in ("commit", "hypothesis_profile", "vocabulary"):
-            if document["run"].get(key) != first["run"].get(key):
+            if getattr(document["run"], key) != getattr(first["run"], key):
                 raise ValueError(f"{name}: its {key} differs from {names[0]}'s; grade every shard alike")
         if [c["id"] for c in document["cases"]] != [c["id"] for c in first["cases"]]:
             raise ValueError(f"{name}: its case catalog differs from {names[0]}'s; grade every shard alike")
@@ -106,10 +108,11 @@ def joined(shards: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
     parsers = {p["parser"]: p for document in shards for p in document["parsers"]}
     order = list(dict.fromkeys(cell.parser for cell in cells))
     span = wall_span([document["run"] for document in shards])
-    run = {**first["run"], "shard": None, "shards": [document["run"] for document in shards],
-           "parser_cpu_s": round(sum(document["run"].get("parser_cpu_s") or 0 for document in shards), 3),
-           "started": span[0] if span else first["run"]["started"], "finished": span[1] if span else None,
-           "duration_s": span[2] if span else None}
+    run = dataclasses.replace(
+        first["run"], shard=None, shards=tuple(document["run"] for document in shards),
+        parser_cpu_s=round(sum(document["run"].parser_cpu_s or 0 for document in shards), 3),
+        started=span[0] if span else first["run"].started, finished=span[1] if span else None,
+        duration_s=span[2] if span else None)
     return {**first, "run": run, "parsers": [parsers[p] for p in order if p in parsers],
             "samples": {k: v for document in shards for k, v in document.get("samples", {}).items()},
             "cells": cells}
@@ -148,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{', '.join(names)}: {len(documents)} runs, not one", file=sys.stderr)
         return 2
     for document, name in zip(documents, names, strict=True):
-        engines = list(document["run"]["engines"])
+        engines = list(document["run"].engines)
         if args.into and len(engines) != 1:
             print(f"{name}: grades {len(engines)} engines; --into keeps one engine's run per folder", file=sys.stderr)
             return 2

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -13,6 +13,7 @@ from tabulate import tabulate
 
 from contract.grading.outcome import Outcome
 from contract.grading.record import CellRecord
+from contract.run.record import EngineRun, RunRecord
 from reports.coverage import KIND_LABELS, KindCoverage, engine_coverage
 from reports.load import MODES, OUTCOMES, RUN_FAILING
 from reports.text import clip, inert_markdown, inert_terminal
@@ -341,31 +342,32 @@ def known_broken(results: dict[str, Any], top: int = TOP_BUGS) -> list[EngineBug
     for engine in dict.fromkeys(p["engine"] for p in all_parsers(results)):
         cells = by_engine.get(engine)
         if cells:
-            bugs = _bug_counts(engine, cells, (results["run"].get("engines") or {}).get(engine) or {})
+            bugs = _bug_counts(engine, cells, results["run"].engines.get(engine))
             out.append(EngineBugs(engine, len(cells), tuple(bugs[:top]), max(len(bugs) - top, 0)))
     return out
 
 
-def _bug_counts(engine: str, cells: list[CellRecord], info: dict[str, Any]) -> list[BugCount]:
-    table = info.get("bugs") or {}
+def _bug_counts(engine: str, cells: list[CellRecord], info: EngineRun | None) -> list[BugCount]:
+    table = info.bugs if info else {}
     groups: dict[tuple[Any, ...], list[CellRecord]] = {}
     for cell in cells:
         for key in [("bug", bug) for bug in cell.bugs or ()] or [("reason", cell.reason, cell.link)]:
             groups.setdefault(key, []).append(cell)
     counts = []
     for key, cited in groups.items():
-        bug = table.get(key[1], {}) if key[0] == "bug" else {}
+        bug = table.get(key[1]) if key[0] == "bug" else None
         counts.append(BugCount(
             engine, key[1] if key[0] == "bug" else None,
-            bug.get("reason") if key[0] == "bug" else key[1], bug.get("link") if key[0] == "bug" else key[2],
-            bool(bug.get("untriaged")), tuple(cited)))
+            (bug.reason if bug else None) if key[0] == "bug" else key[1],
+            (bug.link if bug else None) if key[0] == "bug" else key[2],
+            bool(bug and bug.untriaged), tuple(cited)))
     return sorted(counts, key=lambda b: -b.count)
 
 
-def repro_command(cell: CellRecord, run: dict[str, Any]) -> str:
+def repro_command(cell: CellRecord, run: RunRecord) -> str:
     """The command that writes a standalone repro of the cell (an installed engine), else its rerun command."""
-    info = (run.get("engines") or {}).get(cell.engine) or {}
-    if info.get("build"):
+    info = run.engines.get(cell.engine)
+    if info and info.build:
         return f"nox -s repro -- {cell.id}"
     return str(cell.rerun or f"(no rerun command for {cell.id})")
 
@@ -373,21 +375,16 @@ def repro_command(cell: CellRecord, run: dict[str, Any]) -> str:
 # --- run metadata --------------------------------------------------------------------------------
 
 
-def runs_of(run: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each engine run behind a document: the merged runs, or the document's own run."""
-    return list(run.get("runs") or [run])
-
-
-def _version(info: dict[str, Any]) -> str:
-    if not info.get("available", True):
+def _version(info: EngineRun) -> str:
+    if not info.available:
         return "not installed"
-    return str(info.get("version") or "version unknown")
+    return str(info.version or "version unknown")
 
 
-def _engine_versions(run: dict[str, Any]) -> tuple[str, str]:
+def _engine_versions(run: RunRecord) -> tuple[str, str]:
     """A run's engines and their versions, each comma-joined (a run may grade several engines)."""
-    engines = run.get("engines") or {}
-    versions = [_version(info or {}) for info in engines.values()]
+    engines = run.engines
+    versions = [_version(info) for info in engines.values()]
     return ", ".join(map(str, engines)) or "—", ", ".join(versions) or "—"
 
 
@@ -401,10 +398,10 @@ def _parse_time(value: Any) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def wall_span(runs: list[dict[str, Any]]) -> tuple[str, str, float] | None:
+def wall_span(runs: Sequence[RunRecord]) -> tuple[str, str, float] | None:
     """(earliest started, latest finished, seconds between) when every run has ISO-8601 bounds, else None."""
-    starts = [(_parse_time(run.get("started")), run.get("started")) for run in runs]
-    ends = [(_parse_time(run.get("finished")), run.get("finished")) for run in runs]
+    starts = [(_parse_time(run.started), run.started) for run in runs]
+    ends = [(_parse_time(run.finished), run.finished) for run in runs]
     if not runs or any(moment is None for moment, _ in starts + ends):
         return None
     first, last = min(starts, key=lambda pair: pair[0]), max(ends, key=lambda pair: pair[0])
@@ -456,18 +453,18 @@ def _count(value: Any, style: _Style) -> str:
     return str(value) if isinstance(value, int) else style.text(value if value is not None else "—")
 
 
-def _runs_block(run: dict[str, Any], style: _Style) -> str:
+def _runs_block(run: RunRecord, style: _Style) -> str:
     """One row per engine run (engine, version, start, duration, commit), plus the wall time of a merge."""
     rows = []
-    for one in runs_of(run):
+    for one in run.each:
         engines, versions = _engine_versions(one)
-        rows.append([style.text(engines), style.text(versions), style.text(one.get("started") or "—"),
-                     format_duration(one.get("duration_s")), style.text(str(one.get("commit") or "no commit")[:12]),
-                     style.text(one.get("hypothesis_profile") or "—"), _count(one.get("workers"), style)])
+        rows.append([style.text(engines), style.text(versions), style.text(one.started or "—"),
+                     format_duration(one.duration_s), style.text(str(one.commit or "no commit")[:12]),
+                     style.text(one.hypothesis_profile or "—"), _count(one.workers, style)])
     block = style.table(rows, ["engine", "version", "started", "duration", "commit", "hypothesis", "workers"])
-    if "runs" in run:
-        block += (f"\n\n{len(run['runs'])} runs merged · wall time {format_duration(run.get('duration_s'))}"
-                  + (" (earliest start to latest finish)" if run.get("duration_s") is not None
+    if run.runs is not None:
+        block += (f"\n\n{len(run.runs)} runs merged · wall time {format_duration(run.duration_s)}"
+                  + (" (earliest start to latest finish)" if run.duration_s is not None
                      else " unknown: a run has no finish time"))
     return block
 

@@ -108,7 +108,7 @@ def test_sharded_jobs_join_into_the_whole_run_and_gate_clean(tmp_path: Path) -> 
     exits = _run_job(jobs["report"], {}, report, artifacts, baseline)
     assert set(exits.values()) == {0}, exits
     joined = load_results(report / "out" / ENGINE / "results.json")
-    assert len(joined["run"]["shards"]) == 2 and joined["run"]["shard"] is None
+    assert len(joined["run"].shards) == 2 and joined["run"].shard is None
     assert _verdicts(joined) == _verdicts(whole)  # the same cells, in the same order
     assert joined["samples"] == whole["samples"] and joined["parsers"] == whole["parsers"]
     gate = json.loads((report / "out" / "gate.json").read_text(encoding="utf-8"))

@@ -18,6 +18,7 @@ from contract.expectations import Bug, Place, compress_modes, expand_modes
 from contract.expectations.edit import mirror, render, update
 from contract.grading.outcome import Outcome
 from contract.grading.record import CellRecord
+from contract.run.record import CitedBug
 from contract.run.results import write as write_results
 
 PARSER = "miniature/rewrites_native_ids"
@@ -82,9 +83,9 @@ def test_known_broken_lifecycle(tmp_path: Path) -> None:
     changed = next(c for c in third.cells(parser=PARSER, outcome="changed"))
     assert "functions_get_weather_2" in changed.diff and "functionsget_weather2" in changed.diff
     assert (changed.reason, changed.bugs) == ("strips punctuation from native ids", ("strips-id-punctuation",))
-    assert third.results["run"]["engines"]["miniature"]["bugs"] == {
-        "strips-id-punctuation": {"reason": "strips punctuation from native ids", "link": None, "untriaged": False},
-        "believed-broken": {"reason": "believed broken", "link": None, "untriaged": False}}
+    assert third.results["run"].engines["miniature"].bugs == {
+        "strips-id-punctuation": CitedBug("strips punctuation from native ids"),
+        "believed-broken": CitedBug("believed broken")}
 
     assert "1 signatures refreshed, 1 cells removed" in _update(third.results, tmp_path, directory)
     after = toml.read_text(encoding="utf-8")
@@ -291,9 +292,9 @@ def test_missing_engine_is_skip_not_failure(tmp_path: Path) -> None:
     assert run.returncode == 0, run.output[-2000:]
     assert {c.outcome for c in run.cells(case="tool.single")} == {"skip"}
     assert {c.outcome for c in run.cells(case="tool.entities")} == {"n/a"}
-    engine = run.results["run"]["engines"]["absent"]
-    assert engine["available"] is False and "engine_that_is_not_installed" in engine["skip_reason"]
-    assert json.dumps(run.results, default=CellRecord.to_json)  # the document is JSON, its cells records
+    engine = run.results["run"].engines["absent"]
+    assert engine.available is False and "engine_that_is_not_installed" in (engine.skip_reason or "")
+    assert json.dumps(run.results, default=lambda record: record.to_json())  # the document is JSON, its cells records
 
 
 def test_mirror_copies_only_the_given_parsers(tmp_path: Path) -> None:

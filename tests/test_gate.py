@@ -66,9 +66,8 @@ def documents() -> tuple[dict[str, Any], dict[str, Any]]:
         cell("fail", {"s": 2}, case="tool.single", failures=[{"check": "expected", "detail": hostile}]),
         cell("fail", {"s": 2}, case="tool.single", mode="tokens", failures=[{"check": "expected", "detail": hostile}]),
         cell("fixed", case="tool.parallel"), cell("pass", case="tool.none"),
-    ])
-    after["run"]["engines"] = {"reference": {"version": "2", "build": {
-        "source": "editable", "url": "/src/engine", "commit": "0123456789abcdef", "dirty": True}}}
+    ], engines={"reference": {"version": "2", "build": {
+        "source": "editable", "url": "/src/engine", "commit": "0123456789abcdef", "dirty": True}}})
     return before, after
 
 
@@ -98,8 +97,7 @@ def test_gate_markdown_keeps_hostile_text_inert() -> None:
 
 def test_different_grading_is_pointed_out() -> None:
     before, after = documents()
-    after["run"]["hypothesis_profile"] = "thorough"
-    gate = compare(before, after)
+    gate = compare(before, dict(after, run=replace(after["run"], hypothesis_profile="thorough")))
     assert gate.cautions == ("hypothesis profiles differ (ci vs thorough): random and chars cells saw different "
                              "chunkings",)
     assert "> **Caution:** hypothesis profiles differ" in markdown_report(gate)
@@ -118,8 +116,8 @@ def test_results_paths_read_files_and_folders(tmp_path: Path) -> None:
 
 
 def run_gate(tmp_path: Path, before: dict[str, Any], after: dict[str, Any]) -> subprocess.CompletedProcess[str]:
-    (tmp_path / "before.json").write_text(json.dumps(before, default=CellRecord.to_json))
-    (tmp_path / "after.json").write_text(json.dumps(after, default=CellRecord.to_json))
+    (tmp_path / "before.json").write_text(json.dumps(before, default=lambda record: record.to_json()))
+    (tmp_path / "after.json").write_text(json.dumps(after, default=lambda record: record.to_json()))
     env = {**os.environ, "GITHUB_STEP_SUMMARY": str(tmp_path / "step-summary.md")}
     return subprocess.run(
         [sys.executable, "-m", "reports.gate", str(tmp_path / "before.json"), str(tmp_path / "after.json"),

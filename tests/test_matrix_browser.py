@@ -67,16 +67,11 @@ def sample_results() -> dict:
         make_cell("vllm/hermes", "harmony.channels", "batch", "timeout", error="Timeout after 30 s"),
         make_cell("sglang/kimi_k2", "tool.single", "batch", "skip", reason="sglang not installed"),
     ]
-    results = make_results(cells)
-    results["run"]["engines"]["reference"]["bugs"] = {
-        "splits-markers": {"reason": "known: splits markers", "link": "https://example.invalid/issue/1",
-                           "untriaged": False}}
-    results["run"]["engines"]["sglang"] = {
-        "version": None,
-        "available": False,
-        "skip_reason": "not installed",
-    }
-    return results
+    return make_results(cells, engines={
+        "reference": {"bugs": {"splits-markers": {"reason": "known: splits markers",
+                                                  "link": "https://example.invalid/issue/1", "untriaged": False}}},
+        "sglang": {"version": None, "available": False, "skip_reason": "not installed"},
+    })
 
 
 @pytest.fixture(scope="module")

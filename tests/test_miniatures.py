@@ -316,7 +316,7 @@ def test_crash_and_hang_are_recorded_not_raised(run: Run) -> None:
     hung = run.cells(parser="miniature/hangs", case="reasoning.only", mode="tokens")[0]
     assert hung.outcome == "timeout"
     assert len(run.results["cells"]) == len({(c.parser, c.case, c.mode) for c in run.results["cells"]})
-    assert Path(run.results["run"]["command"].split()[0]).name == "pytest"
+    assert Path((run.results["run"].command or "").split()[0]).name == "pytest"
 
 
 def _one(run: Run, parser: str, mode: str) -> dict:

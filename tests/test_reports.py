@@ -6,12 +6,14 @@ import json
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from contract.grading.record import CellRecord
+from contract.run.record import RunRecord
 from contract.run.results import write as write_results
 from contract.run.schema import CELL_DEFAULTS, FROM_SAMPLE, rerun_of
 from reports.html import SEVERITY, render_matrix, reveal, worst_outcome
@@ -79,11 +81,16 @@ def make_cell(
     return cell
 
 
-def make_results(cells: list[dict[str, Any]]) -> dict[str, Any]:
-    """A results document as `load_results` gives it (cells as records), its parsers, cases and families
-    derived from `cells` (cell dicts as `make_cell` gives them)."""
+def make_results(cells: list[dict[str, Any]], run: dict[str, Any] | None = None,
+                 engines: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A results document as `load_results` gives it (run and cells as records), its parsers, cases and families
+    derived from `cells` (cell dicts as `make_cell` gives them); `run` and `engines` change keys of its run, and of
+    an engine's entry in it, as JSON."""
     raw = raw_results(cells)
-    return {**raw, "cells": [CellRecord.from_json(cell) for cell in raw["cells"]]}
+    raw["run"].update(run or {})
+    for engine, changes in (engines or {}).items():
+        raw["run"]["engines"][engine].update(changes)
+    return {**raw, "run": RunRecord.from_json(raw["run"]), "cells": [CellRecord.from_json(cell) for cell in raw["cells"]]}
 
 
 def raw_results(cells: list[dict[str, Any]]) -> dict[str, Any]:
@@ -130,7 +137,7 @@ def raw_results(cells: list[dict[str, Any]]) -> dict[str, Any]:
 def write(tmp_path: Path, data: dict[str, Any]) -> Path:
     """A results file of the JSON given (records as their JSON)."""
     path = tmp_path / "results.json"
-    path.write_text(json.dumps(data, default=CellRecord.to_json), encoding="utf-8")
+    path.write_text(json.dumps(data, default=lambda record: record.to_json()), encoding="utf-8")
     return path
 
 
@@ -177,8 +184,14 @@ def test_load_results_reads_schema_1_whole(tmp_path: Path) -> None:
     data = raw_results([make_cell()])
     loaded = load_results(write(tmp_path, data))
     cell = data["cells"][0]
-    assert {k: v for k, v in loaded.items() if k != "cells"} == {k: v for k, v in data.items() if k != "cells"} | {
-        "samples": {}}
+    assert {k: v for k, v in loaded.items() if k not in ("cells", "run")} == {
+        k: v for k, v in data.items() if k not in ("cells", "run")} | {"samples": {}}
+    run = loaded["run"].to_json()
+    assert {k: run[k] for k in data["run"] if k != "engines"} == {k: v for k, v in data["run"].items() if k != "engines"}
+    assert {k: run[k] for k in run.keys() - data["run"].keys()} == {
+        "vocabulary": "synthetic", "cpu_load": 0, "shard": None, "parser_cpu_s": None}
+    assert run["engines"] == {name: {**info, "build": None, "rerun": None, "coverage": [], "bugs": {}}
+                              for name, info in data["run"]["engines"].items()}
     defaults = {**dict.fromkeys(FROM_SAMPLE), **CELL_DEFAULTS}
     assert loaded["cells"][0] == CellRecord.from_json({**{k: defaults[k] for k in defaults.keys() - cell.keys()},
                                                        **cell})
@@ -217,7 +230,12 @@ def test_written_results_read_back_whole(tmp_path: Path) -> None:
         (lambda d: d.pop("schema"), "schema"),
         (lambda d: d.pop("cells"), "cells"),
         (lambda d: d.update(parsers={}), "parsers"),
-        (lambda d: d["run"].pop("engines"), "run.engines"),
+        (lambda d: d["run"].pop("engines"), "bad field 'run': key 'run.engines': missing"),
+        (lambda d: d["run"].update(workers="two"), "key 'run.workers': expected integer, not 'two'"),
+        (lambda d: d["run"]["engines"]["reference"].update(coverage=[{"kind": "tool"}]),
+         "key 'run.engines.reference.coverage[0].families': missing"),
+        (lambda d: d["run"]["engines"]["reference"].update(bugs={"b1": {"link": None}}),
+         "key 'run.engines.reference.bugs.b1.reason': missing"),
         (lambda d: d["cells"][0].pop("outcome"), "'cells[0]' (reference/hermes:tool.single:batch): key 'outcome': missing"),
         (lambda d: d["cells"][0].update(outcome="great"), "key 'outcome': 'great' is not an outcome"),
         (lambda d: d["cells"][0].update(notes="x"), "'cells[0]' (reference/hermes:tool.single:batch): key 'notes'"),
@@ -337,9 +355,8 @@ def hostile_results() -> dict[str, Any]:
         error=HOSTILE_INPUT,
         rerun=f"pytest -k '{HOSTILE_INPUT}'",
     )
-    results = make_results([cell])
+    results = make_results([cell], run={"platform": HOSTILE_INPUT})
     results["cases"][0]["title"] = HOSTILE_CONTENT
-    results["run"]["platform"] = HOSTILE_INPUT
     return results
 
 
@@ -498,8 +515,8 @@ def test_the_page_holds_what_details_share_once() -> None:
 
 def test_a_rerun_command_the_engines_template_gives_is_not_repeated() -> None:
     results = make_results([make_cell(mode=mode, rerun=f"nox -s grade -- 'reference/hermes:tool.single' --mode {mode}")
-                            for mode in ("batch", "tokens")])
-    results["run"]["engines"]["reference"]["rerun"] = "nox -s grade -- '{parser}:{case}' --mode {mode}"
+                            for mode in ("batch", "tokens")],
+                           engines={"reference": {"rerun": "nox -s grade -- '{parser}:{case}' --mode {mode}"}})
     html = render_matrix(results)
     assert "nox -s grade -- 'reference/hermes:tool.single' --mode" not in html
     assert [mode["rerun"] for mode in embedded_cells(html)["cells"][0]["modes"]] == [
@@ -548,10 +565,9 @@ COVERAGE = [
 ]
 
 
-def engine_results(engine: str, outcome: str = "pass") -> dict[str, Any]:
-    data = make_results([make_cell(f"{engine}/hermes", outcome=outcome)])
-    data["run"]["engines"][engine]["coverage"] = COVERAGE if engine != "reference" else []
-    return data
+def engine_results(engine: str, outcome: str = "pass", run: dict[str, Any] | None = None) -> dict[str, Any]:
+    return make_results([make_cell(f"{engine}/hermes", outcome=outcome)], run,
+                        {engine: {"coverage": COVERAGE if engine != "reference" else []}})
 
 
 def test_results_of_several_engines_share_one_matrix(tmp_path: Path) -> None:
@@ -692,12 +708,11 @@ def test_known_broken_groups_cells_by_bug_with_link_and_repro() -> None:
     cells = [make_cell("vllm/hermes" if i % 2 else "vllm/qwen", f"tool.c{i:02d}", outcome="xfail", bugs=bugs)
              for i, bugs in enumerate(cited)]
     cells.append(make_cell("vllm/hermes", "tool.ok"))
-    results = make_results(cells)
-    results["run"]["engines"]["vllm"].update(build={"distribution": "vllm"}, bugs={
+    results = make_results(cells, engines={"vllm": {"build": {"distribution": "vllm"}, "bugs": {
         "a": {"reason": "drops the call", "link": "https://github.com/o/r/issues/1", "untriaged": False},
         "b": {"reason": "keeps the marker", "link": None, "untriaged": False},
         "c": {"reason": "untriaged: fails expected", "link": None, "untriaged": True},
-        "d": {"reason": "rewrites ids", "link": None, "untriaged": False}})
+        "d": {"reason": "rewrites ids", "link": None, "untriaged": False}}}})
     [engine] = known_broken(results, top=3)
     assert (engine.engine, engine.cells, engine.other_bugs) == ("vllm", 10, 1)
     assert [(b.id, b.count, b.untriaged) for b in engine.bugs] == [("a", 5, False), ("b", 3, False), ("c", 2, True)]
@@ -718,10 +733,9 @@ def test_html_lists_every_bug_with_its_cells() -> None:
     cells = [make_cell("vllm/qwen", case, mode, outcome="xfail", bugs=bugs)
              for case, mode, bugs in (("tool.a", "batch", ["a"]), ("tool.a", "tokens", ["a", "b<x>"]),
                                       ("tool.b", "chars", ["a"]))]
-    results = make_results(cells)
-    results["run"]["engines"]["vllm"]["bugs"] = {
+    results = make_results(cells, engines={"vllm": {"bugs": {
         "a": {"reason": "drops the <call>", "link": "javascript:alert(1)", "untriaged": False},
-        "b<x>": {"reason": "second", "link": "https://github.com/o/r/issues/2", "untriaged": True}}
+        "b<x>": {"reason": "second", "link": "https://github.com/o/r/issues/2", "untriaged": True}}}})
     html = render_matrix(results)
     section = html.split('<section id="known-broken"')[1].split("</section>")[0]
     assert "vllm · 3 known-broken cells · 2 bugs" in section
@@ -766,10 +780,11 @@ def test_html_rows_carry_escaped_anchors() -> None:
 
 
 def two_runs() -> tuple[dict[str, Any], dict[str, Any]]:
-    first, second = engine_results("reference"), engine_results("vllm", "fail")
-    first["run"].update(started="2025-01-01T00:00:00+00:00", finished="2025-01-01T00:01:05+00:00", duration_s=65.0)
-    second["run"].update(started="2025-01-01T00:00:30+00:00", finished="2025-01-01T00:03:00+00:00", duration_s=150.0,
-                         commit="fedcba9876543210fedcba9876543210fedcba98")
+    first = engine_results("reference", run={
+        "started": "2025-01-01T00:00:00+00:00", "finished": "2025-01-01T00:01:05+00:00", "duration_s": 65.0})
+    second = engine_results("vllm", "fail", run={
+        "started": "2025-01-01T00:00:30+00:00", "finished": "2025-01-01T00:03:00+00:00", "duration_s": 150.0,
+        "commit": "fedcba9876543210fedcba9876543210fedcba98"})
     return first, second
 
 
@@ -778,22 +793,22 @@ def test_merged_run_duration_is_the_wall_span_and_each_run_is_kept() -> None:
 
     first, second = two_runs()
     run = merge_results([first, second])["run"]
-    assert (run["started"], run["finished"], run["duration_s"]) == (
+    assert (run.started, run.finished, run.duration_s) == (
         "2025-01-01T00:00:00+00:00", "2025-01-01T00:03:00+00:00", 180.0)  # not 65 + 150
-    assert run["commit"] is None  # the runs' commits differ: each is in `runs`
-    assert [r["duration_s"] for r in run["runs"]] == [65.0, 150.0]
-    assert set(run["engines"]) == {"reference", "vllm"}
-    same = merge_results([first, dict(second, run=dict(second["run"], commit=first["run"]["commit"]))])["run"]
-    assert same["commit"] == first["run"]["commit"]
+    assert run.commit is None  # the runs' commits differ: each is in `runs`
+    assert [r.duration_s for r in run.runs] == [65.0, 150.0]
+    assert set(run.engines) == {"reference", "vllm"}
+    same = merge_results([first, dict(second, run=replace(second["run"], commit=first["run"].commit))])["run"]
+    assert same.commit == first["run"].commit
 
 
 def test_merged_run_without_every_finish_has_no_duration_and_readers_cope() -> None:
     from reports.merge import merge_results
 
     first, second = two_runs()
-    del second["run"]["finished"]
+    second = dict(second, run=replace(second["run"], finished=None))
     merged = merge_results([first, second])
-    assert merged["run"]["duration_s"] is None and merged["run"]["finished"] is None
+    assert merged["run"].duration_s is None and merged["run"].finished is None
     text = markdown_summary(merged)
     head = text.split("### ")[0]
     assert re.search(r"^\| `reference` \| `0\.1\.0`\s+\| `2025-01-01T00:00:00\+00:00` \| 1 min 5 s\s+\| `0123456789ab`",
@@ -844,9 +859,7 @@ def hostile_summary_results() -> dict[str, Any]:
         make_cell(case="tool.k3", outcome="xfail", reason="other", link="javascript:alert(1) [x](http://evil)"),
         make_cell(case="tool.k4", outcome="xfail", reason=HOSTILE_MD, untriaged=True, link=HOSTILE_MD),
     ]
-    results = make_results(cells)
-    results["run"]["commit"] = "@octocat`|<img src=x>"
-    return results
+    return make_results(cells, run={"commit": "@octocat`|<img src=x>"})
 
 
 def test_markdown_summary_keeps_hostile_model_text_inert() -> None:

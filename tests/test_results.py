@@ -10,6 +10,8 @@ import pytest
 from contract.grading.outcome import Outcome
 from contract.grading.record import CellRecord
 from contract.run import results
+from contract.run.record import EngineRun, RunRecord
+from reports.load import load_results
 
 
 def _record(worker: str, n: int, text: str) -> CellRecord:
@@ -103,12 +105,16 @@ def test_write_is_atomic_and_valid_json(tmp_path: Path) -> None:
     path.parent.mkdir()
     path.write_text("stale", encoding="utf-8")
     cell = _record("p", 0, "café 東京")
-    document = {"schema": 2, "run": {"engines": {}}, "parsers": [], "cases": [], "families": [], "samples": {},
+    run = RunRecord(started="2026-01-01T00:00:00+00:00", duration_s=1.5, commit=None, hypothesis_profile="ci",
+                    vocabulary="real", workers=2, engines={"p": EngineRun(version="1", rerun="pytest {parser}")})
+    document = {"schema": 3, "run": run, "parsers": [{"engine": "p", "parser": "p/p", "family": None}],
+                "cases": [{"id": "tool.single", "kind": "tool", "title": "t"}], "families": [], "samples": {},
                 "cells": [cell]}
     results.write(path, document)
     [stored] = json.loads(path.read_text(encoding="utf-8"))["cells"]
     assert (stored["parser"], stored["outcome"]) == ("p/p", "fail") and "café 東京" in path.read_text(encoding="utf-8")
     assert sorted(p.name for p in path.parent.iterdir()) == ["results.json"]
+    assert load_results(path)["run"] == run  # the run reads back as it was written
 
 
 @pytest.mark.parametrize(("line", "message"), [

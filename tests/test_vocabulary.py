@@ -159,6 +159,6 @@ def test_a_run_records_its_tier_and_reruns_in_it(tmp_path: Path, tier: str, labe
                 "--mode", "tokens", "--vocabulary", tier)
     assert run.returncode == 0, run.output[-2000:]
     [cell] = run.results["cells"]
-    assert (run.results["run"]["vocabulary"], cell.vocabulary, cell.outcome) == (tier, label, "pass")
+    assert (run.results["run"].vocabulary, cell.vocabulary, cell.outcome) == (tier, label, "pass")
     assert {f["name"]: f["vocabulary"] for f in run.results["families"]}["hermes"] == label
     assert ("--vocabulary synthetic" in cell.rerun) is (tier == "synthetic")

@@ -59,7 +59,7 @@ def test_the_worked_adapter_of_the_guide_is_graded(tmp_path: Path) -> None:
     assert dropped and all(c.outcome == "fail" for c in dropped)
     assert all(c.outcome == "fail" for c in run.cells(parser="tinyllm/hermes", case="reasoning.only"))
     assert {c.outcome for c in run.cells(parser="tinyllm/hermes", case="tool.malformed_args")} == {"error"}
-    assert [e["name"] for e in run.results["run"]["engines"]["tinyllm"]["coverage"]] == ["hermes"]
+    assert [e.name for e in run.results["run"].engines["tinyllm"].coverage] == ["hermes"]
 
     # triaged as the guide shows, the bug is known: every mode of the case is xfail
     expectations = tmp_path / "triaged"

@@ -75,7 +75,7 @@ def grade_once(engine: str, python: str, workers: int, out: Path) -> GradeRun:
                          f"{(done.stdout + done.stderr)[-3000:]}")
     document = json.loads(results.read_text(encoding="utf-8"))
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return GradeRun(wall, cpu, document["run"].get("parser_cpu_s") or 0.0, len(document["cells"]),
+    return GradeRun(wall, cpu, document["run"].parser_cpu_s or 0.0, len(document["cells"]),
                     results.stat().st_size)
 
 

@@ -355,7 +355,7 @@ def verify(results: Path, known_broken: int, passing: int, out: Path) -> int:
     """Repros of a sample must fail (known-broken cells) or pass (passing cells) as recorded; 1 if any does not."""
     document = load_results(results)
     cells = document["cells"]
-    tier = document["run"].get("vocabulary") or REAL
+    tier = document["run"].vocabulary
     sample = ([("xfail", c) for c in _spread([c for c in cells if c.outcome == "xfail"], known_broken)]
               + [("pass", c) for c in _spread([c for c in cells if c.outcome == "pass"], passing)])
     wrong = 0

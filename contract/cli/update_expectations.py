@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             print(f"cannot read cells: {exc}")
             return 2
-        folder = args.dir or expectations_dir(document["run"].get("vocabulary") or "real")
+        folder = args.dir or expectations_dir(document["run"].vocabulary)
         for engine in sorted({c.engine for c in cells}):
             path = folder / f"{engine}.toml"
             try:

@@ -134,10 +134,10 @@ def read_parts(directory: Path) -> Parts:
 
 
 def write(results: Path, document: dict[str, Any]) -> None:
-    """A document (its cells `CellRecord`s) stored as the current schema has it (`contract.run.schema.compact`), by
+    """A document (its run a `RunRecord`, its cells `CellRecord`s) stored as the current schema has it (`contract.run.schema.compact`), by
     atomic replace, so a reader never sees half a file (`reports.load.load_results` reads it back)."""
     results.parent.mkdir(parents=True, exist_ok=True)
     temporary = results.with_name(f".{results.name}.{os.getpid()}.tmp")
-    stored = compact({**document, "cells": [cell.to_json() for cell in document["cells"]]})
+    stored = compact({**document, "run": document["run"].to_json(), "cells": [cell.to_json() for cell in document["cells"]]})
     temporary.write_text(json.dumps(stored, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
     temporary.replace(results)
