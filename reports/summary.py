@@ -348,19 +348,19 @@ def known_broken(results: dict[str, Any], top: int = TOP_BUGS) -> list[EngineBug
 
 
 def _bug_counts(engine: str, cells: list[CellRecord], info: EngineRun | None) -> list[BugCount]:
+    """The engine's bugs by the cells citing them; a cell of a file written before bugs had ids counts under
+    its reason and link (a bug with no id)."""
     table = info.bugs if info else {}
-    groups: dict[tuple[Any, ...], list[CellRecord]] = {}
+    groups: dict[tuple[str | None, str | None, str | None], list[CellRecord]] = {}  # (id, reason, link)
     for cell in cells:
-        for key in [("bug", bug) for bug in cell.bugs or ()] or [("reason", cell.reason, cell.link)]:
+        for key in [(bug, None, None) for bug in cell.bugs] or [(None, cell.reason, cell.link)]:
             groups.setdefault(key, []).append(cell)
     counts = []
-    for key, cited in groups.items():
-        bug = table.get(key[1]) if key[0] == "bug" else None
-        counts.append(BugCount(
-            engine, key[1] if key[0] == "bug" else None,
-            (bug.reason if bug else None) if key[0] == "bug" else key[1],
-            (bug.link if bug else None) if key[0] == "bug" else key[2],
-            bool(bug and bug.untriaged), tuple(cited)))
+    for (bug_id, reason, link), cited in groups.items():
+        bug = table.get(bug_id) if bug_id is not None else None
+        if bug_id is not None:
+            reason, link = (bug.reason, bug.link) if bug else (None, None)
+        counts.append(BugCount(engine, bug_id, reason, link, bool(bug and bug.untriaged), tuple(cited)))
     return sorted(counts, key=lambda b: -b.count)
 
 
