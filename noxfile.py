@@ -21,6 +21,7 @@ import nox
 
 sys.path.insert(0, str(Path(__file__).parent))  # the engine registry: standard library only, importable here
 from contract.grading.engines import ENGINES, EngineEntry  # noqa: E402
+from contract.run.receipt import Receipt  # noqa: E402
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_venv = "yes"
@@ -163,22 +164,29 @@ def _candidate_build(session: nox.Session) -> tuple[list[str], list[str]]:
 
 def _grade_into(session: nox.Session, engine: str, results: Path, options: list[str], env: dict[str, str],
                 success_codes: list[int] | None = None) -> bool:
-    """Grade one engine into `results`; True when a complete run replaced that file."""
+    """Grade one engine into `results`; True when the run says (its receipt) that it wrote that file whole."""
     rerun = any(a.startswith(MATRIX) for a in options)
-    before = _stamp(results)
+    receipt = _receipt_path(session)
+    receipt.unlink(missing_ok=True)  # a previous run's
     # --assert=plain: the matrix asserts nothing; rewriting the plugins' modules (hypothesis's, at the run's end)
     # costs a second of CPU wherever bytecode is not cached (PYTHONDONTWRITEBYTECODE)
     session.run("pytest", "--grade", *([] if rerun else [MATRIX]), "-q", "--assert=plain", "--engine", engine,
-                "--no-full-html", "--results", str(results), *options, env=env, success_codes=success_codes or [0])
-    if _stamp(results) == before:  # a filtered or stopped run wrote its own file: the full results stand
-        session.log(f"{results} is untouched (see the run's own results file above)")
+                "--no-full-html", "--results", str(results), "--receipt", str(receipt), *options, env=env,
+                success_codes=success_codes or [0])
+    written = Receipt.read(receipt)
+    if written is None or not written.complete or written.results != results.resolve():
+        # a filtered, stopped or shard run wrote a file of its own: the full results stand
+        session.log(f"{results} is untouched (the run wrote {written.results if written else 'no results file'})")
         return False
     return True
 
 
-def _stamp(path: Path) -> int | None:
-    """When a file was last replaced (results files are replaced atomically, never edited)."""
-    return path.stat().st_mtime_ns if path.exists() else None
+def _receipt_path(session: nox.Session) -> Path:
+    """Where the grade run writes its receipt: the session's tmp folder. `create_tmp` also points the session's
+    TMPDIR there; the grade keeps the machine's (its workers' and servers' scratch folders stay where they were)."""
+    tmp = Path(session.create_tmp()).resolve()
+    session.env.pop("TMPDIR", None)
+    return tmp / "grade-receipt.json"
 
 
 @nox.session
