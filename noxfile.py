@@ -19,7 +19,8 @@ from pathlib import Path
 
 import nox
 
-sys.path.insert(0, str(Path(__file__).parent))  # the engine registry: standard library only, importable here
+sys.path.insert(0, str(Path(__file__).parent))  # what nox needs of contract/: standard library only, importable here
+from contract.grading.cell_id import cell_in_args  # noqa: E402
 from contract.grading.engines import ENGINES, EngineEntry  # noqa: E402
 from contract.run.receipt import Receipt  # noqa: E402
 
@@ -298,12 +299,13 @@ def repro(session: nox.Session) -> None:
             session.run(python, "-m", "contract.cli.repro", "--verify", str(results), "--known-broken", str(broken),
                         "--passing", str(passing), "--out", str(OUT / "repro-check" / engine), env=env, external=True)
         return
-    cells = [a for a in args if not a.startswith("-") and "/" in a and ":" in a]
-    if not cells:
-        session.error("usage: nox -s repro -- CELL [--out DIR] [--candidate]   (CELL: engine/parser:case:mode)")
-    engine = cells[0].split("::test_cells[")[-1].split("/", 1)[0]
+    try:
+        cell = cell_in_args(args)
+    except ValueError as exc:
+        session.error(f"{exc}   (usage: nox -s repro -- CELL [--out DIR] [--candidate])")
+    engine = cell.engine
     if engine not in ENGINES or not ENGINES[engine].requirement:
-        session.error(f"{cells[0]}: standalone repros exist for {', '.join(REPRO_SAMPLE)}, not {engine!r}")
+        session.error(f"{cell}: standalone repros exist for {', '.join(REPRO_SAMPLE)}, not {engine!r}")
     python = _engine_python(session, venv, engine)
     env = _vocab_env(session, ENGINES[engine], python)
     if "--out" not in args:
