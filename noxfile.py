@@ -221,15 +221,6 @@ def _harmony_vocab(session: nox.Session, python: str = "python") -> dict[str, st
     return {"TIKTOKEN_ENCODINGS_BASE": str(folder.resolve())}
 
 
-def _join_shards(session: nox.Session) -> None:
-    """An engine graded in shards (`-- --shard K/N`, one CI job each) gets its results.json joined from them."""
-    for folder in sorted(p for p in OUT.glob("*") if p.is_dir()):
-        shards = sorted(folder.glob("shard-*-of-*.json"))
-        results = folder / "results.json"
-        if shards and (not results.exists() or results.stat().st_mtime < max(s.stat().st_mtime for s in shards)):
-            session.run("python", "-m", "reports.merge", *map(str, shards), "--out", str(results))
-
-
 def _graded() -> list[str]:
     return sorted(str(p) for p in OUT.glob("*/results.json"))
 
@@ -247,8 +238,8 @@ def report(session: nox.Session) -> None:
     options = [a for a in session.posargs if not a.endswith(".json")]
     if given:
         session.run("python", "-m", "reports.merge", *given, "--into", str(OUT))
-    else:
-        _join_shards(session)
+    else:  # an engine graded in shards (`-- --shard K/N`, one CI job each): its results.json joined from them
+        session.run("python", "-m", "reports.merge", "--join-shards-in", str(OUT))
     paths = _graded()
     if not paths:
         session.error("no results files: run `nox -s grade` first or pass their paths")
