@@ -6,7 +6,7 @@ Parsers run in worker processes (`contract.grading.isolation`); verdicts against
 here, in the pytest process.
 A complete unfiltered run writes `--results` (holding a lock on it while it runs); a shard of one
 (`--shard K/N`) writes `shard-K-of-N.json` beside it; a filtered or incomplete one writes its own file under
-`filtered/` beside it.
+`filtered/` beside it. `--receipt PATH` states which one the run wrote (`contract.run.receipt`).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from contract.grading.record import CellRecord
 from contract.run import results as results_file
 from contract.run.plan import grouped, parse_shard, parser_names, plan, shard
 from contract.run.provenance import installed_build
+from contract.run.receipt import Receipt
 from contract.run.record import CitedBug, EngineRun, RunRecord
 from contract.run.schema import SCHEMA, rerun_of
 from contract.streams.profiles import CI, EXAMPLES
@@ -75,6 +76,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--shard", default=None, metavar="K/N",
                     help="grade the K-th of N deterministic parts of the matrix into shard-K-of-N.json beside "
                          "--results; `python -m reports.merge` joins the parts into the full results")
+    group.addoption("--receipt", default=None, metavar="PATH",
+                    help="at the end, write here which results file the run wrote and whether it is the full "
+                         "one (JSON, `contract.run.receipt`): how nox knows to redraw the combined matrix")
 
 
 def _profile(config: pytest.Config) -> str:
@@ -446,6 +450,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _LOCK in config.stash:
         config.stash[_LOCK].release()
     config.stash[_WRITTEN] = path
+    if config.getoption("--receipt"):
+        Receipt(path, complete=path == full).write(Path(config.getoption("--receipt")))
 
 
 def _plan_order(config: pytest.Config):  # noqa: ANN202 - a sort key

@@ -19,8 +19,10 @@ from pathlib import Path
 
 import nox
 
-sys.path.insert(0, str(Path(__file__).parent))  # the engine registry: standard library only, importable here
+sys.path.insert(0, str(Path(__file__).parent))  # what nox needs of contract/: standard library only, importable here
+from contract.grading.cell_id import cell_in_args  # noqa: E402
 from contract.grading.engines import ENGINES, EngineEntry  # noqa: E402
+from contract.run.receipt import Receipt  # noqa: E402
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_venv = "yes"
@@ -163,22 +165,29 @@ def _candidate_build(session: nox.Session) -> tuple[list[str], list[str]]:
 
 def _grade_into(session: nox.Session, engine: str, results: Path, options: list[str], env: dict[str, str],
                 success_codes: list[int] | None = None) -> bool:
-    """Grade one engine into `results`; True when a complete run replaced that file."""
+    """Grade one engine into `results`; True when the run says (its receipt) that it wrote that file whole."""
     rerun = any(a.startswith(MATRIX) for a in options)
-    before = _stamp(results)
+    receipt = _receipt_path(session)
+    receipt.unlink(missing_ok=True)  # a previous run's
     # --assert=plain: the matrix asserts nothing; rewriting the plugins' modules (hypothesis's, at the run's end)
     # costs a second of CPU wherever bytecode is not cached (PYTHONDONTWRITEBYTECODE)
     session.run("pytest", "--grade", *([] if rerun else [MATRIX]), "-q", "--assert=plain", "--engine", engine,
-                "--no-full-html", "--results", str(results), *options, env=env, success_codes=success_codes or [0])
-    if _stamp(results) == before:  # a filtered or stopped run wrote its own file: the full results stand
-        session.log(f"{results} is untouched (see the run's own results file above)")
+                "--no-full-html", "--results", str(results), "--receipt", str(receipt), *options, env=env,
+                success_codes=success_codes or [0])
+    written = Receipt.read(receipt)
+    if written is None or not written.complete or written.results != results.resolve():
+        # a filtered, stopped or shard run wrote a file of its own: the full results stand
+        session.log(f"{results} is untouched (the run wrote {written.results if written else 'no results file'})")
         return False
     return True
 
 
-def _stamp(path: Path) -> int | None:
-    """When a file was last replaced (results files are replaced atomically, never edited)."""
-    return path.stat().st_mtime_ns if path.exists() else None
+def _receipt_path(session: nox.Session) -> Path:
+    """Where the grade run writes its receipt: the session's tmp folder. `create_tmp` also points the session's
+    TMPDIR there; the grade keeps the machine's (its workers' and servers' scratch folders stay where they were)."""
+    tmp = Path(session.create_tmp()).resolve()
+    session.env.pop("TMPDIR", None)
+    return tmp / "grade-receipt.json"
 
 
 @nox.session
@@ -212,15 +221,6 @@ def _harmony_vocab(session: nox.Session, python: str = "python") -> dict[str, st
     return {"TIKTOKEN_ENCODINGS_BASE": str(folder.resolve())}
 
 
-def _join_shards(session: nox.Session) -> None:
-    """An engine graded in shards (`-- --shard K/N`, one CI job each) gets its results.json joined from them."""
-    for folder in sorted(p for p in OUT.glob("*") if p.is_dir()):
-        shards = sorted(folder.glob("shard-*-of-*.json"))
-        results = folder / "results.json"
-        if shards and (not results.exists() or results.stat().st_mtime < max(s.stat().st_mtime for s in shards)):
-            session.run("python", "-m", "reports.merge", *map(str, shards), "--out", str(results))
-
-
 def _graded() -> list[str]:
     return sorted(str(p) for p in OUT.glob("*/results.json"))
 
@@ -238,8 +238,8 @@ def report(session: nox.Session) -> None:
     options = [a for a in session.posargs if not a.endswith(".json")]
     if given:
         session.run("python", "-m", "reports.merge", *given, "--into", str(OUT))
-    else:
-        _join_shards(session)
+    else:  # an engine graded in shards (`-- --shard K/N`, one CI job each): its results.json joined from them
+        session.run("python", "-m", "reports.merge", "--join-shards-in", str(OUT))
     paths = _graded()
     if not paths:
         session.error("no results files: run `nox -s grade` first or pass their paths")
@@ -290,12 +290,13 @@ def repro(session: nox.Session) -> None:
             session.run(python, "-m", "contract.cli.repro", "--verify", str(results), "--known-broken", str(broken),
                         "--passing", str(passing), "--out", str(OUT / "repro-check" / engine), env=env, external=True)
         return
-    cells = [a for a in args if not a.startswith("-") and "/" in a and ":" in a]
-    if not cells:
-        session.error("usage: nox -s repro -- CELL [--out DIR] [--candidate]   (CELL: engine/parser:case:mode)")
-    engine = cells[0].split("::test_cells[")[-1].split("/", 1)[0]
+    try:
+        cell = cell_in_args(args)
+    except ValueError as exc:
+        session.error(f"{exc}   (usage: nox -s repro -- CELL [--out DIR] [--candidate])")
+    engine = cell.engine
     if engine not in ENGINES or not ENGINES[engine].requirement:
-        session.error(f"{cells[0]}: standalone repros exist for {', '.join(REPRO_SAMPLE)}, not {engine!r}")
+        session.error(f"{cell}: standalone repros exist for {', '.join(REPRO_SAMPLE)}, not {engine!r}")
     python = _engine_python(session, venv, engine)
     env = _vocab_env(session, ENGINES[engine], python)
     if "--out" not in args:

@@ -4,6 +4,8 @@
 (`--shard K/N`, e.g. one CI job each): the same cells, in the same order, as the run graded whole.
 `python -m reports.merge FILE... --into FOLDER` takes the results and shard files of several engines (the
 artifacts of a CI matrix, say) and writes each engine's whole run to `FOLDER/<engine>/results.json`.
+`python -m reports.merge --join-shards-in FOLDER` joins, in each engine's folder under FOLDER, its shard files
+into its `results.json` where that is missing or older than a shard (what `nox -s report` does first).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -135,27 +138,69 @@ def load_merged(paths: list[Path]) -> dict[str, Any]:
     return merge_results(documents, names)
 
 
+def one_run(paths: list[Path]) -> tuple[dict[str, Any], str]:
+    """The one run the files make (a run's shards joined), and its name; ValueError when they make several."""
+    documents, names = join_shards([load_results(p) for p in paths], [str(p) for p in paths])
+    if len(documents) != 1:
+        raise ValueError(f"{', '.join(names)}: {len(documents)} runs, not one")
+    return documents[0], names[0]
+
+
+@dataclass(frozen=True)
+class Joined:
+    """An engine's results file written from its shards."""
+
+    results: Path
+    shards: tuple[Path, ...]
+    cells: int
+
+
+def join_shards_in(folder: Path) -> list[Joined]:
+    """Each engine graded in shards (`FOLDER/<engine>/shard-K-of-N.json`, one CI job each) gets its results.json
+    joined from them, unless that file is newer than every shard (joined already, or graded whole since).
+    ValueError names the shards that do not make one run."""
+    written = []
+    for engine in sorted(p for p in folder.glob("*") if p.is_dir()):
+        shards = sorted(engine.glob("shard-*-of-*.json"))
+        results = engine / "results.json"
+        if shards and (not results.exists() or results.stat().st_mtime < max(s.stat().st_mtime for s in shards)):
+            document, _ = one_run(shards)
+            write_results(results, document)
+            written.append(Joined(results, tuple(shards), len(document["cells"])))
+    return written
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m reports.merge", description=__doc__.split("\n\n")[1])
-    parser.add_argument("files", type=Path, nargs="+", help="results files, shards of a run among them")
+    parser.add_argument("files", type=Path, nargs="*", help="results files, shards of a run among them")
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--out", type=Path, help="the results file of the one run the files make")
     where.add_argument("--into", type=Path, help="a folder: each engine's run into <engine>/results.json there")
+    where.add_argument("--join-shards-in", type=Path, metavar="FOLDER",
+                       help="no files: join each <engine>/shard-K-of-N.json there into its results.json")
     args = parser.parse_args(argv)
+    if bool(args.files) == bool(args.join_shards_in):
+        parser.error("give results files with --out or --into, or --join-shards-in FOLDER alone")
     try:
+        if args.join_shards_in:
+            for joined in join_shards_in(args.join_shards_in):
+                print(f"{joined.results}: {joined.cells} cells from {' + '.join(map(str, joined.shards))}")
+            return 0
+        if args.out:
+            document, name = one_run(args.files)
+            write_results(args.out, document)
+            print(f"{args.out}: {len(document['cells'])} cells from {name}")
+            return 0
         documents, names = join_shards([load_results(p) for p in args.files], [str(p) for p in args.files])
     except ValueError as exc:
         print(exc, file=sys.stderr)
         return 2
-    if args.out and len(documents) != 1:
-        print(f"{', '.join(names)}: {len(documents)} runs, not one", file=sys.stderr)
-        return 2
     for document, name in zip(documents, names, strict=True):
         engines = list(document["run"].engines)
-        if args.into and len(engines) != 1:
+        if len(engines) != 1:
             print(f"{name}: grades {len(engines)} engines; --into keeps one engine's run per folder", file=sys.stderr)
             return 2
-        path = args.out or args.into / engines[0] / "results.json"
+        path = args.into / engines[0] / "results.json"
         write_results(path, document)
         print(f"{path}: {len(document['cells'])} cells from {name}")
     return 0

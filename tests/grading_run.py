@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from contract.grading.record import CellRecord
+from contract.run.receipt import Receipt
 from reports.load import load_results
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,21 +26,13 @@ class Run:
 
 
 def grade(tmp: Path, *args: str, expectations: Path | None = None, env: dict[str, str] | None = None) -> Run:
-    results = tmp / "results.json"
+    results, receipt = tmp / "results.json", tmp / "receipt.json"
+    receipt.unlink(missing_ok=True)
     command = [sys.executable, "-m", "pytest", "--grade", "tests/test_matrix.py", "-q", "-p", "no:randomly",
                "--results", str(results), "--expectations", str(expectations or tmp / "expectations"),
-               "--no-html", *args]
+               "--no-html", "--receipt", str(receipt), *args]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
     output = done.stdout + done.stderr
-    written = written_results(results)
+    written = Receipt.read(receipt)
     assert written is not None, f"no results file written:\n{output[-3000:]}"
-    return Run(done.returncode, output, load_results(written))
-
-
-def written_results(results: Path) -> Path | None:
-    """The file a run wrote: `results` for a complete unfiltered run, else its own file under filtered/."""
-    if results.exists():
-        return results
-    own = sorted(results.parent.glob("filtered/*.json"))
-    assert len(own) <= 1, f"several runs wrote into {results.parent}: {own}"
-    return own[0] if own else None
+    return Run(done.returncode, output, load_results(written.results))

@@ -92,6 +92,7 @@ def test_sharded_jobs_join_into_the_whole_run_and_gate_clean(tmp_path: Path) -> 
     exits = _run_job(grade, {"matrix.engine": ENGINE, "matrix.shard": "1/1", "strategy.job-index": "whole"},
                      whole_workspace, tmp_path / "unused")
     assert set(exits.values()) == {0}, exits
+    assert (whole_workspace / "out" / "matrix.html").exists()  # a whole grade ends with the combined report
     whole = load_results(whole_workspace / "out" / ENGINE / "results.json")
     baseline = tmp_path / "main-matrix"
     (baseline / ENGINE).mkdir(parents=True)
@@ -102,6 +103,7 @@ def test_sharded_jobs_join_into_the_whole_run_and_gate_clean(tmp_path: Path) -> 
         exits = _run_job(grade, {"matrix.engine": ENGINE, "matrix.shard": shard, "strategy.job-index": str(index)},
                          workspace, artifacts)
         assert set(exits.values()) == {0}, exits
+        assert not (workspace / "out" / "matrix.html").exists()  # a shard's grade leaves the report to the report job
     assert sorted(p.name for p in (artifacts).rglob("*.json")) == ["shard-1-of-2.json", "shard-2-of-2.json"]
 
     report = tmp_path / "report"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import importlib
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from workflow import workflow
@@ -57,6 +59,33 @@ def test_the_ci_workflow_grades_every_engine() -> None:
     matrix = workflow("conformance matrix")["jobs"]["grade"]["strategy"]["matrix"]
     graded = set(matrix["engine"]) | {row["engine"] for row in matrix.get("include", [])}
     assert graded == set(ENGINES)
+
+
+def _noxfile_project_imports() -> list[str]:
+    """The modules of `contract/` that noxfile.py imports."""
+    tree = ast.parse((ROOT / "noxfile.py").read_text(encoding="utf-8"))
+    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    names |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    return sorted(name for name in names if name.split(".")[0] == "contract")
+
+
+def test_what_noxfile_imports_of_the_project_needs_only_the_standard_library() -> None:
+    """nox imports noxfile.py under its own interpreter, where no project dependency is installed: the modules it
+    takes from `contract/` (and the packages above them) import the standard library and each other alone. They
+    are imported here by an interpreter without site-packages (`-S -I`), which then lists any module it loaded
+    from neither."""
+    modules = _noxfile_project_imports()
+    assert {"contract.grading.engines", "contract.grading.cell_id", "contract.run.receipt"} <= set(modules)
+    code = "\n".join([
+        "import sys",
+        f"sys.path.insert(0, {str(ROOT)!r})",
+        *(f"import {module}" for module in modules),
+        "print(sorted({name.split('.')[0] for name in sys.modules} - set(sys.stdlib_module_names)"
+        " - {'contract', '__main__'}))",
+    ])
+    done = subprocess.run([sys.executable, "-S", "-I", "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
 
 
 SURFACE_MODULES = {"parsers", "parsers.requests", "parsers.hf", "parsers.harmony_tokens"}  # what `parsers` exports

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -820,6 +821,64 @@ def test_merged_run_without_every_finish_has_no_duration_and_readers_cope() -> N
     html = render_matrix(merged)
     assert "<dt>duration</dt><dd" in html and ">—</dd>" in html
     assert html.count("<li>reference 0.1.0 · 2025-01-01T00:00:00+00:00 · 1 min 5 s · 0123456789ab</li>") == 1
+
+
+def write_shards(folder: Path) -> list[Path]:
+    """Shards 1/2 and 2/2 of one reference run, each with one (parser, case) group."""
+    paths = []
+    for k, case in ((1, "tool.single"), (2, "tool.parallel")):
+        shard = make_results([make_cell(case=case), make_cell(case=case, mode="chars")], run={"shard": f"{k}/2"})
+        shard["cases"] = raw_results([make_cell(case="tool.single"), make_cell(case="tool.parallel")])["cases"]
+        paths.append(folder / f"shard-{k}-of-2.json")
+        write_results(paths[-1], shard)
+    return paths
+
+
+def test_shards_are_joined_into_a_missing_or_older_results_file(tmp_path: Path) -> None:
+    from reports.merge import Joined, join_shards_in
+
+    shards = write_shards(tmp_path / "reference")
+    results = tmp_path / "reference" / "results.json"
+    assert join_shards_in(tmp_path) == [Joined(results, tuple(shards), 4)]
+    joined = load_results(results)
+    assert [(c.case, c.mode) for c in joined["cells"]] == [
+        ("tool.single", "batch"), ("tool.single", "chars"), ("tool.parallel", "batch"), ("tool.parallel", "chars")]
+    assert joined["run"].shard is None and len(joined["run"].shards or ()) == 2
+    results.write_text("stale", encoding="utf-8")
+    os.utime(results, (shards[0].stat().st_mtime - 60,) * 2)  # older than the shards: joined again
+    assert [j.results for j in join_shards_in(tmp_path)] == [results]
+    assert load_results(results)["cells"] == joined["cells"]
+
+
+def test_results_newer_than_the_shards_and_folders_without_shards_are_left_alone(tmp_path: Path) -> None:
+    from reports.merge import join_shards_in
+
+    shards = write_shards(tmp_path / "reference")
+    results = tmp_path / "reference" / "results.json"
+    results.write_text("graded whole since", encoding="utf-8")
+    os.utime(results, (shards[-1].stat().st_mtime + 60,) * 2)
+    (tmp_path / "vllm").mkdir()
+    assert join_shards_in(tmp_path) == []
+    assert results.read_text(encoding="utf-8") == "graded whole since"
+    assert sorted(p.name for p in (tmp_path / "vllm").iterdir()) == []
+
+
+def test_the_merge_cli_joins_shards_in_a_folder_or_names_the_missing_one(tmp_path: Path) -> None:
+    def merge(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "reports.merge", *args], cwd=ROOT, capture_output=True,
+                              text=True, timeout=60)
+
+    shards = write_shards(tmp_path / "reference")
+    done = merge("--join-shards-in", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{tmp_path / 'reference' / 'results.json'}: 4 cells from {shards[0]} + {shards[1]}\n"
+    assert len(load_results(tmp_path / "reference" / "results.json")["cells"]) == 4
+    (tmp_path / "reference" / "results.json").unlink()
+    shards[1].unlink()
+    done = merge("--join-shards-in", str(tmp_path))
+    assert done.returncode == 2 and "shards 2/2 of reference are missing" in done.stderr, done.stderr
+    assert not (tmp_path / "reference" / "results.json").exists()
+    assert merge("--join-shards-in", str(tmp_path), str(shards[0])).returncode == 2  # files or a folder, not both
 
 
 # Model text that would be live markdown, HTML, a mention, an issue reference, a terminal escape or a bidi

@@ -1,4 +1,4 @@
-"""The engine-independent parts of standalone repros and build records.
+"""The engine-independent parts of standalone repros and build records, and the cell ids that name them.
 
 Repros of real engine cells are checked where the engines are installed: `nox -s repro -- --verify`
 (run by .ci/run after grading) writes and runs a sample of them; `tests/test_ci_recipe.py` records a build.
@@ -6,6 +6,7 @@ Repros of real engine cells are checked where the engines are installed: `nox -s
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -14,23 +15,72 @@ from pathlib import Path
 import pytest
 
 from contract.cli import repro
+from contract.grading.cell_id import CellId, cell_in_args, parse_cell_id
 from contract.grading.outcome import Outcome
 from contract.grading.record import CellRecord
 from contract.run.provenance import checkout_state, installed_build
 
+KIMI = CellId("sglang", "kimi_k2", "tool.missing_end", "tokens")
+
 
 @pytest.mark.parametrize(("given", "mode"), [
     ("sglang/kimi_k2:tool.missing_end:tokens", None),
+    ("sglang/kimi_k2:tool.missing_end:tokens", "tokens"),
     ("tests/test_matrix.py::test_cells[sglang/kimi_k2:tool.missing_end]", "tokens"),
     ("'tests/test_matrix.py::test_cells[sglang/kimi_k2:tool.missing_end]'", "tokens"),
 ])
 def test_a_cell_is_named_by_its_id_or_its_rerun_node_id(given: str, mode: str | None) -> None:
-    assert repro.cell_id(given, mode) == "sglang/kimi_k2:tool.missing_end:tokens"
+    cell = parse_cell_id(given, mode)
+    assert cell == KIMI and cell.parser == "sglang/kimi_k2" and str(cell) == "sglang/kimi_k2:tool.missing_end:tokens"
 
 
 def test_a_node_id_without_its_mode_says_what_is_missing() -> None:
-    with pytest.raises(SystemExit, match="add the cell's --mode"):
-        repro.cell_id("tests/test_matrix.py::test_cells[sglang/kimi_k2:tool.missing_end]")
+    node = "tests/test_matrix.py::test_cells[sglang/kimi_k2:tool.missing_end]"
+    with pytest.raises(ValueError, match=rf"^{re.escape(repr(node))}: a node id names .*add the cell's --mode"):
+        parse_cell_id(node)
+
+
+@pytest.mark.parametrize("given", [
+    "sglang/kimi_k2:tool.missing_end",  # no mode
+    "kimi_k2:tool.missing_end:tokens",  # no engine
+    "sglang/kimi_k2:tool.missing_end:tokens:extra",
+    "tests/test_matrix.py::test_cells[sglang/kimi_k2]",
+    "",
+])
+def test_text_that_names_no_cell_is_named_with_the_forms_expected(given: str) -> None:
+    with pytest.raises(ValueError, match=rf"^{re.escape(repr(given))} is not a cell: expected ENGINE/PARSER:CASE:MODE "
+                                         r"\(e\.g\. .*\) or a rerun's node id"):
+        parse_cell_id(given, "tokens")
+
+
+def test_a_cell_id_and_another_mode_disagree() -> None:
+    with pytest.raises(ValueError, match="names mode 'tokens', but --mode says 'batch'"):
+        parse_cell_id("sglang/kimi_k2:tool.missing_end:tokens", "batch")
+
+
+@pytest.mark.parametrize("args", [
+    ["--out", "reports/out/x", "tests/test_matrix.py::test_cells[sglang/kimi_k2:tool.missing_end]", "--mode", "tokens"],
+    ["'tests/test_matrix.py::test_cells[sglang/kimi_k2:tool.missing_end]'", "--mode=batch", "--mode=tokens"],
+    ["--candidate", "sglang/kimi_k2:tool.missing_end:tokens", "--out", "elsewhere/repro"],
+])
+def test_nox_finds_the_cell_among_a_repro_commands_arguments(args: list[str]) -> None:
+    assert cell_in_args(args) == KIMI
+
+
+def test_a_repro_command_without_a_cell_says_what_it_expects() -> None:
+    with pytest.raises(ValueError, match=r"^no cell given: expected ENGINE/PARSER:CASE:MODE"):
+        cell_in_args(["--out", "reports/out/x", "--candidate"])
+
+
+def test_the_repro_tool_finds_a_cell_or_says_which_part_is_unknown() -> None:
+    assert repro.find_cell("reference/hermes:tool.single:tokens").id == "reference/hermes:tool.single:tokens"
+    node = "tests/test_matrix.py::test_cells[reference/hermes:tool.single]"
+    assert repro.find_cell(node, "chars").id == "reference/hermes:tool.single:chars"
+    with pytest.raises(SystemExit, match=r"^repro: 'reference/hermes' is not a cell: expected"):
+        repro.find_cell("reference/hermes")
+    with pytest.raises(SystemExit, match=r"^repro: no cell 'reference/hermes:tool\.nope:sometimes': engine "
+                                         r"'reference' grades no case 'tool\.nope' and no mode 'sometimes'"):
+        repro.find_cell("reference/hermes:tool.nope:sometimes")
 
 
 def test_the_inlined_checks_run_with_nothing_of_this_project(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Per-process record logs, their merge, the atomic results file, and the lock on it."""
+"""Per-process record logs, their merge, the atomic results file, the lock on it, and the run's receipt."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from contract.grading.outcome import Outcome
 from contract.grading.record import CellRecord
 from contract.run import results
+from contract.run.receipt import Receipt
 from contract.run.record import EngineRun, RunRecord
 from reports.load import load_results
 
@@ -129,3 +130,23 @@ def test_corrupt_line_names_file_and_line(tmp_path: Path, line: str, message: st
         f.write(line)
     with pytest.raises(ValueError, match=message):
         results.read_parts(results.parts_dir(path))
+
+
+@pytest.mark.parametrize("complete", [True, False])
+def test_a_receipt_reads_back_as_written(tmp_path: Path, complete: bool) -> None:
+    written = Receipt(tmp_path / "out" / "results.json", complete)
+    written.write(tmp_path / "tmp" / "receipt.json")
+    assert Receipt.read(tmp_path / "tmp" / "receipt.json") == written
+    assert sorted(p.name for p in (tmp_path / "tmp").iterdir()) == ["receipt.json"]  # no partial file left
+
+
+def test_no_receipt_means_no_results_written(tmp_path: Path) -> None:
+    assert Receipt.read(tmp_path / "receipt.json") is None
+
+
+@pytest.mark.parametrize("text", ["", "[]", '{"results": "r.json"}', '{"results": "r.json", "complete": "yes"}'])
+def test_a_file_that_is_not_a_receipt_is_named(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "receipt.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^{path}: not a grade run's receipt"):
+        Receipt.read(path)

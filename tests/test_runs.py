@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from grading_run import ROOT, grade
 
+from contract.run.receipt import Receipt
 from contract.run.results import ResultsLock
 from fixtures import EXPECTATIONS_DIR
 
@@ -90,16 +91,23 @@ def test_filtered_and_stopped_runs_leave_the_full_results(tmp_path: Path) -> Non
     assert results.exists() and planned > 2
     mystery = len(full.cells(parser="unmapped/mystery_parser"))
     before = results.read_bytes()
+    assert Receipt.read(tmp_path / "receipt.json") == Receipt(results, complete=True)
+    receipt = tmp_path / "own-receipt.json"
     command = [sys.executable, "-m", "pytest", "--grade", "tests/test_matrix.py", "-q", "-p", "no:randomly",
-               "--results", str(results), "--expectations", str(tmp_path / "e"), "--no-html", *UNMAPPED]
+               "--results", str(results), "--expectations", str(tmp_path / "e"), "--no-html", *UNMAPPED,
+               "--receipt", str(receipt)]
     for extra, label in ((["-k", "mystery_parser"], f"a filtered run ({mystery} cells)"),
                          (["--case", "tool.single"], f"a filtered run ({len(full.cells(case='tool.single'))} cells)"),
                          (["-x"], f"the run stopped after 1 of {planned} cells")):
         done = subprocess.run([*command, *extra], cwd=ROOT, capture_output=True, text=True, timeout=300)
         assert label in done.stdout, done.stdout[-2000:]
         assert _written(done.stdout).parent == tmp_path / "filtered"
+        assert Receipt.read(receipt) == Receipt(_written(done.stdout), complete=False)  # nox leaves the matrix be
         assert results.read_bytes() == before
     assert len(list((tmp_path / "filtered").glob("*-incomplete.json"))) == 1
+    done = subprocess.run([*command, "--shard", "1/2"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert Receipt.read(receipt) == Receipt(tmp_path / "shard-1-of-2.json", complete=False), done.stdout[-2000:]
+    assert results.read_bytes() == before
 
 
 def test_a_second_run_into_a_busy_results_file_refuses(tmp_path: Path) -> None:

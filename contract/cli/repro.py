@@ -38,6 +38,7 @@ from contract.cases.model import Chunk, Message
 from contract.grading import assembly, checks, compare
 from contract.grading.adapter import Engine, EngineRepro, ParserUnderTest, engine_module
 from contract.grading.cell import Cell
+from contract.grading.cell_id import EXAMPLE, parse_cell_id
 from contract.grading.record import CellRecord
 from contract.grading.subject import Subject, grade
 from contract.run.plan import plan
@@ -47,8 +48,6 @@ from contract.streams.profiles import CI, profile
 from contract.streams.tokenizer import TokenStream, family_stream, vocabulary_label
 from fixtures import all_families, expectations_dir
 from reports.load import load_results
-
-NODE = re.compile(r"test_cells\[(?P<id>.+)\]$")
 
 # The matrix's message types and checks, in the order the repro defines them.
 CHECKS_SOURCE: tuple[object, ...] = (
@@ -72,28 +71,23 @@ CHECKS_IMPORTS = (
 )
 
 
-def cell_id(text: str, mode: str | None = None) -> str:
-    """A cell id from itself, or from the node id and the `--mode` of its rerun command
-    (`tests/test_matrix.py::test_cells[PARSER:CASE]` `--mode MODE`)."""
-    found = NODE.search(text.strip().strip("'\""))
-    if not found:
-        return text.strip()
-    if mode is None:
-        raise SystemExit(f"repro: {text}: a node id names a parser and case; add the cell's --mode as its rerun does")
-    return f"{found.group('id')}:{mode}"
-
-
 def find_cell(text: str, mode: str | None = None, tier: str = REAL) -> Cell:
-    wanted = cell_id(text, mode)
-    engine = wanted.split("/", 1)[0]
+    """The cell a cell id names, or a rerun's node id with its `--mode` (`contract.grading.cell_id`)."""
     try:
-        cells = plan([engine], registry=in_tier(all_families(), tier))
+        wanted = parse_cell_id(text, mode)
     except ValueError as exc:
-        raise SystemExit(f"repro: {wanted!r}: no engine {engine!r} ({exc})") from None
+        raise SystemExit(f"repro: {exc}") from None
+    try:
+        cells = plan([wanted.engine], registry=in_tier(all_families(), tier))
+    except ValueError as exc:
+        raise SystemExit(f"repro: {str(wanted)!r}: no engine {wanted.engine!r} ({exc})") from None
     for cell in cells:
-        if cell.id == wanted:
+        if cell.id == str(wanted):
             return cell
-    raise SystemExit(f"repro: no cell {wanted!r} (expected ENGINE/PARSER:CASE:MODE, e.g. sglang/hermes:tool.single:tokens)")
+    known = {"parser": {c.parser for c in cells}, "case": {c.case for c in cells}, "mode": {c.mode for c in cells}}
+    unknown = [f"{part} {getattr(wanted, part)!r}" for part in known if getattr(wanted, part) not in known[part]]
+    raise SystemExit(f"repro: no cell {str(wanted)!r}: engine {wanted.engine!r} grades no "
+                     f"{' and no '.join(unknown) or 'such cell'} (e.g. {EXAMPLE})")
 
 
 class RecordingSubject(Subject):
