@@ -3,7 +3,8 @@
 `pytest --grade` collects `tests/test_matrix.py` with one test per (parser, case), whose modes' cells are
 graded together; without `--grade` that module is ignored and `pytest` runs the framework's own tests.
 Parsers run in worker processes (`contract.grading.isolation`); verdicts against the expectation files are given
-here, in the pytest process.
+here, in the pytest process. The options are read once into `contract.run.settings.RunSettings`, which is
+passed on from there; the results document is built by `contract.run.document`.
 A complete unfiltered run writes `--results` (holding a lock on it while it runs); a shard of one
 (`--shard K/N`) writes `shard-K-of-N.json` beside it; a filtered or incomplete one writes its own file under
 `filtered/` beside it. `--receipt PATH` states which one the run wrote (`contract.run.receipt`).
@@ -12,8 +13,6 @@ A complete unfiltered run writes `--results` (holding a lock on it while it runs
 from __future__ import annotations
 
 import os
-import platform
-import shlex
 import subprocess
 import sys
 import time
@@ -25,20 +24,17 @@ import pytest
 
 import fixtures
 from contract import expectations
-from contract.cases.catalog import CATALOG
-from contract.cases.family import REAL, SYNTHETIC, TIERS, Family, NotApplicable, Unimplemented, in_tier
+from contract.cases.family import REAL, SYNTHETIC, TIERS, Family, in_tier
 from contract.grading.adapter import BUILTIN_ENGINES, engine_module
 from contract.grading.cell import Cell, CellGroup, settled
 from contract.grading.isolation import IsolatedGrader, Limits
-from contract.grading.record import CellRecord
 from contract.run import results as results_file
+from contract.run.document import engine_runs, results_document, run_record
 from contract.run.plan import grouped, parse_shard, parser_names, plan, shard
-from contract.run.provenance import installed_build
 from contract.run.receipt import Receipt
-from contract.run.record import CitedBug, EngineRun, RunRecord
-from contract.run.schema import SCHEMA, rerun_of
+from contract.run.schema import rerun_of
+from contract.run.settings import RunSettings
 from contract.streams.profiles import CI, EXAMPLES
-from contract.streams.tokenizer import vocabulary_label
 from contract.streams.vocabulary import missing_vocabularies
 from fixtures import all_families, expectations_dir
 
@@ -81,33 +77,43 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "one (JSON, `contract.run.receipt`): how nox knows to redraw the combined matrix")
 
 
-def _profile(config: pytest.Config) -> str:
-    """hypothesis's own --hypothesis-profile option picks the random/chars search depth (ci by default)."""
-    name = config.getoption("hypothesis_profile", default=None) or CI
-    if name not in EXAMPLES:
-        raise pytest.UsageError(f"--hypothesis-profile {name!r}: the matrix knows {', '.join(EXAMPLES)}")
-    return name
-
-
 def _grading(config: pytest.Config) -> bool:
     return bool(config.getoption("--grade"))
 
 
-def _results_path(config: pytest.Config) -> Path:
-    """The full results path (`--results`)."""
-    return Path(config.getoption("--results")).resolve()
+def _settings(config: pytest.Config) -> RunSettings:
+    """The run's settings, read once from its command line (a bad one is a UsageError naming the option)."""
+    if _SETTINGS not in config.stash:
+        config.stash[_SETTINGS] = _read_settings(config)
+    return config.stash[_SETTINGS]
 
 
-def _shard(config: pytest.Config) -> str | None:
-    """The run's `--shard K/N`; None for a whole run (`1/1` included)."""
+def _read_settings(config: pytest.Config) -> RunSettings:
+    # hypothesis's own --hypothesis-profile option picks the random/chars search depth (ci by default)
+    profile = config.getoption("hypothesis_profile", default=None) or CI
+    if profile not in EXAMPLES:
+        raise pytest.UsageError(f"--hypothesis-profile {profile!r}: the matrix knows {', '.join(EXAMPLES)}")
+    tier = config.getoption("--vocabulary")
+    given, default = config.getoption("--expectations"), expectations_dir(tier)
+    folder = Path(given) if given else default
     spec = config.getoption("--shard")
-    return spec if spec and parse_shard(spec)[1] > 1 else None
+    try:
+        return RunSettings(
+            results=Path(config.getoption("--results")).resolve(), expectations=folder,
+            custom_expectations=folder.resolve() != default.resolve(),
+            engines=tuple(config.getoption("--engine") or ["reference"]),
+            families=_selection(config, "--family"), modes=_selection(config, "--mode"),
+            cases=_selection(config, "--case"), tier=tier, hypothesis_profile=profile,
+            limits=Limits(config.getoption("--hang-after"), config.getoption("--memory-limit")),
+            shard=spec if spec and parse_shard(spec)[1] > 1 else None, cpu_load=config.getoption("--cpu-load"),
+            narrowed=_narrowed(config))
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
-def _complete_path(config: pytest.Config) -> Path:
-    """What a complete run writes: the full results, or its shard's file beside them."""
-    full, part = _results_path(config), _shard(config)
-    return results_file.shard_path(full, part) if part else full
+def _selection(config: pytest.Config, option: str) -> tuple[str, ...] | None:
+    chosen = config.getoption(option)
+    return tuple(chosen) if chosen else None
 
 
 def _narrowed(config: pytest.Config) -> bool:
@@ -119,26 +125,17 @@ def _narrowed(config: pytest.Config) -> bool:
                 or any("::" in arg for arg in config.args))
 
 
-def _tier(config: pytest.Config) -> str:
-    """The vocabulary tier the run grades in (`--vocabulary`)."""
-    return config.getoption("--vocabulary")
-
-
 def _families(config: pytest.Config) -> dict[str, Family]:
     """The families the run grades, by name, in its vocabulary tier."""
-    return in_tier(all_families(), _tier(config))
-
-
-def _engines(config: pytest.Config) -> list[str]:
-    return config.getoption("--engine") or ["reference"]
+    return in_tier(all_families(), _settings(config).tier)
 
 
 def _groups(config: pytest.Config) -> list[CellGroup]:
     """The run's (parser, case) groups, in plan order; a shard's part of them. Planned once per run."""
     if _GROUPS not in config.stash:
-        cells = plan(_engines(config), config.getoption("--family"), config.getoption("--mode"),
-                     config.getoption("--case"), registry=_families(config))
-        config.stash[_GROUPS] = shard(grouped(cells), _shard(config))
+        settings = _settings(config)
+        cells = plan(settings.engines, settings.families, settings.modes, settings.cases, registry=_families(config))
+        config.stash[_GROUPS] = shard(grouped(cells), settings.shard)
     return config.stash[_GROUPS]
 
 
@@ -157,22 +154,19 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 def _validate(config: pytest.Config) -> None:
     """Bad options, fixtures or expectation files stop the run at once with one line naming what is wrong."""
-    _profile(config)
+    settings = _settings(config)
     try:
         families = _families(config)
     except (ValueError, TypeError, KeyError) as exc:
         raise pytest.UsageError(str(exc).strip('"')) from None
-    unknown = set(config.getoption("--family") or ()) - set(families)
+    unknown = set(settings.families or ()) - set(families)
     if unknown:
         raise pytest.UsageError(f"--family {', '.join(sorted(unknown))}: known families are "
                                 f"{', '.join(families)}")
-    directory = _expectations(config)
     try:
-        for spec in _engines(config):
+        for spec in settings.engines:
             module = engine_module(spec)
-            expectations.load(directory / f"{module.name}.toml", parser_names(module))
-        if config.getoption("--shard"):
-            parse_shard(config.getoption("--shard"))
+            expectations.load(settings.expectations / f"{module.name}.toml", parser_names(module))
         cells = _cells(config)
     except (ValueError, KeyError) as exc:
         raise pytest.UsageError(str(exc).strip('"')) from None
@@ -182,27 +176,23 @@ def _validate(config: pytest.Config) -> None:
         raise pytest.UsageError(missing[0])
 
 
-def _expectations(config: pytest.Config) -> Path:
-    given = config.getoption("--expectations")
-    return Path(given) if given else expectations_dir(_tier(config))
-
-
 @pytest.hookimpl(tryfirst=True)  # before hypothesis's plugin loads the profile and fails with a traceback
 def pytest_configure(config: pytest.Config) -> None:
     if not _grading(config):
         return
     _take_over_xdist(config)
     _validate(config)
-    if not _narrowed(config):
-        lock = results_file.ResultsLock(_complete_path(config))
+    settings = _settings(config)
+    if not settings.narrowed:
+        lock = results_file.ResultsLock(settings.complete_path)
         try:
             lock.acquire()
         except results_file.ResultsBusy as exc:
             raise pytest.UsageError(str(exc)) from None
         config.stash[_LOCK] = lock
-    config.stash[_PARTS] = results_file.parts_dir(_results_path(config))
+    config.stash[_PARTS] = results_file.parts_dir(settings.results)
     config.stash[_LOAD] = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-                           for _ in range(config.getoption("--cpu-load"))]
+                           for _ in range(settings.cpu_load)]
     config.stash[_STARTED] = (datetime.now(UTC), time.perf_counter())
 
 
@@ -215,6 +205,7 @@ def _take_over_xdist(config: pytest.Config) -> None:
         config.option.numprocesses, config.option.dist, config.option.tx = 0, "no", []
 
 
+_SETTINGS = pytest.StashKey[RunSettings]()
 _STARTED = pytest.StashKey[tuple[datetime, float]]()
 _WORKERS = pytest.StashKey[int]()  # parser workers grading at once (-n)
 _GROUPS = pytest.StashKey[list[CellGroup]]()  # the run's plan
@@ -235,9 +226,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def grader(request: pytest.FixtureRequest, record_log: results_file.RecordLog, families: dict[str, Family]):
     """The pool of parser workers, told every group the session will ask for, in order."""
     config = request.config
-    limits = Limits(config.getoption("--hang-after"), config.getoption("--memory-limit"))
-    isolated = IsolatedGrader(_profile(config), limits, config.stash[_WORKERS], families=fixtures.__name__,
-                              tier=_tier(config))
+    settings = _settings(config)
+    isolated = IsolatedGrader(settings.hypothesis_profile, settings.limits, config.stash[_WORKERS],
+                              families=fixtures.__name__, tier=settings.tier)
     groups = [item.callspec.params["group"] for item in request.session.items if hasattr(item, "callspec")]
     isolated.plan([g.cells for g in groups if not all(settled(cell, families) for cell in g.cells)])
     yield isolated
@@ -248,7 +239,7 @@ def grader(request: pytest.FixtureRequest, record_log: results_file.RecordLog, f
 @pytest.fixture(scope="session")
 def known(pytestconfig: pytest.Config):
     """Each engine's expectations, loaded once per process (validated before the run began)."""
-    directory = _expectations(pytestconfig)
+    directory = _settings(pytestconfig).expectations
     loaded: dict[str, expectations.Expectations] = {}
 
     def of(engine: str) -> expectations.Expectations:
@@ -269,7 +260,8 @@ def families(pytestconfig: pytest.Config) -> dict[str, Family]:
 def other_tier(pytestconfig: pytest.Config, families: dict[str, Family]):
     """The other vocabulary tier's expectations of a cell's engine, where the two tiers grade its family on
     different tokens (None with --expectations, or without a file): they tell which tier a failure needs."""
-    tier = SYNTHETIC if _tier(pytestconfig) == REAL else REAL
+    settings = _settings(pytestconfig)
+    tier = SYNTHETIC if settings.tier == REAL else REAL
     loaded: dict[str, tuple[str, expectations.Expectations] | None] = {}
 
     def of(cell: Cell) -> tuple[str, expectations.Expectations] | None:
@@ -279,8 +271,7 @@ def other_tier(pytestconfig: pytest.Config, families: dict[str, Family]):
         engine = cell.engine_name
         if engine not in loaded:
             path = expectations_dir(tier) / f"{engine}.toml"
-            custom = pytestconfig.getoption("--expectations")
-            loaded[engine] = None if custom or not path.exists() else (tier, expectations.load(path))
+            loaded[engine] = None if settings.custom_expectations or not path.exists() else (tier, expectations.load(path))
         return loaded[engine]
 
     return of
@@ -306,119 +297,23 @@ def rerun(pytestconfig: pytest.Config):
 
 
 def rerun_template(config: pytest.Config, engine: str) -> str:
-    """The shell command, run from the project root, that grades one cell of this engine again with the
-    options that decide its verdict (`{parser}`, `{case}` and `{mode}` left to the cell); builtin engines
-    rerun in their own nox session, reusing its virtualenv."""
-    node = "'tests/test_matrix.py::test_cells[{parser}:{case}]'"  # ids hold no quote: quoted as they are
-    options: list[str] = []
-    profile = _profile(config)
-    if profile != CI:
-        options += ["--hypothesis-profile", profile]
-    tier = _tier(config)
-    if tier != REAL:
-        options += ["--vocabulary", tier]
-    directory = _expectations(config).resolve()
-    if directory != expectations_dir(tier).resolve():
-        options += ["--expectations", _shown(directory)]
-    for option, default in (("--hang-after", Limits.hang_after), ("--memory-limit", Limits.memory_limit_mb)):
-        if config.getoption(option) != default:
-            options += [option, str(config.getoption(option))]
-    selection = [node, "--mode", "{mode}", *map(shlex.quote, options)]
-    if engine in BUILTIN_ENGINES:
-        # builtin engine names need no escaping; a candidate build is named again (nox -R does not reinstall it)
-        build = os.environ.get(CANDIDATE_ENV)
-        session = f"\"{'candidate' if build else 'grade'}(engine='{engine}')\""
-        return " ".join(["nox", "-R", "-s", session, "--", *([build] if build else []), *selection])
-    return " ".join(["python", "-m", "pytest", "--grade", "--engine", shlex.quote(engine), *selection])
-
-
-def _shown(path: Path) -> str:
-    """A path relative to the project root where it is inside it."""
-    try:
-        return str(path.relative_to(ROOT))
-    except ValueError:
-        return str(path)
-
-
-def _commit() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
-
-
-def _families_json(config: pytest.Config) -> list[dict[str, Any]]:
-    rows = []
-    for family in _families(config).values():
-        positions = {}
-        for c in CATALOG:
-            position = family.position(c)
-            if isinstance(position, NotApplicable):
-                positions[c.id] = {"state": "n/a", "note": position.reason}
-            elif isinstance(position, Unimplemented):
-                positions[c.id] = {"state": "unimplemented", "note": position.reason}
-            else:
-                positions[c.id] = {"state": "sample", "note": position.note}
-        rows.append({"name": family.name, "title": family.title, "vocabulary": vocabulary_label(family),
-                     "positions": positions})
-    return rows
-
-
-def _cited_bugs(config: pytest.Config, engine: str, cells: list[CellRecord]) -> dict[str, CitedBug]:
-    """The KnownBroken bugs the engine's cells cite, by id, in the file's order."""
-    cited = {bug for cell in cells if cell.engine == engine for bug in cell.bugs}
-    known = expectations.load(_expectations(config) / f"{engine}.toml")
-    return {bug.id: CitedBug(bug.reason, bug.link or None, bug.untriaged)
-            for bug in known.bugs.values() if bug.id in cited}
+    """The command that grades one cell of this engine again (`RunSettings.rerun_template`); builtin engines
+    rerun in their own nox session, reusing its virtualenv (a candidate build's: `nox -s candidate` sets
+    CANDIDATE_ENV to it)."""
+    build = os.environ.get(CANDIDATE_ENV)
+    session = ("candidate" if build else "grade") if engine in BUILTIN_ENGINES else None
+    return _settings(config).rerun_template(engine, session, build)
 
 
 def _document(config: pytest.Config, parts: results_file.Parts) -> dict[str, Any]:
+    settings = _settings(config)
     started, clock = config.stash[_STARTED]
-    engines: dict[str, EngineRun] = {}
-    parsers: dict[str, dict[str, Any]] = {}
-    for spec in _engines(config):
-        module = engine_module(spec)
-        loaded = module.load()  # imports the engine: only now, for its version and registries
-        available = not isinstance(loaded, str)
-        version = loaded.version if available else None
-        build = installed_build(loaded.distribution).to_json() if available and loaded.distribution else None
-        engines[module.name] = EngineRun(version=version, available=available, build=build,
-                                         rerun=rerun_template(config, spec), skip_reason=None if available else loaded,
-                                         coverage=loaded.coverage if available else (),
-                                         bugs=_cited_bugs(config, module.name, parts.cells))
-    cells = parts.cells
-    graded = {cell.parser for cell in cells}  # a filtered run lists only the parsers it graded
-    for cell in _cells(config):
-        if cell.parser in graded:
-            parsers.setdefault(cell.parser, {"engine": cell.engine_name, "parser": cell.parser,
-                                             "family": cell.family, "version": engines[cell.engine_name].version})
-    named = {cell.sample for cell in cells}
-    return {
-        "schema": SCHEMA,
-        "run": RunRecord(
-            started=started.isoformat(timespec="seconds"),
-            finished=datetime.now(UTC).isoformat(timespec="seconds"),
-            duration_s=round(time.perf_counter() - clock, 2),
-            commit=_commit(),
-            command="pytest " + " ".join(config.invocation_params.args),
-            hypothesis_profile=_profile(config),
-            vocabulary=_tier(config),
-            seed=config.getoption("hypothesis_seed", default=None),
-            workers=config.stash[_WORKERS],
-            cpu_load=config.getoption("--cpu-load"),
-            shard=_shard(config),
-            parser_cpu_s=round(parts.parser_cpu_s, 3),
-            python=sys.version.split()[0],
-            platform=platform.platform(),
-            engines=engines,
-        ),
-        "parsers": list(parsers.values()),
-        "cases": [{"id": c.id, "kind": c.kind, "title": c.title, "expected": c.expected} for c in CATALOG],
-        "families": _families_json(config),
-        "samples": {key: parts.samples[key] for key in sorted(parts.samples) if key in named},
-        "cells": cells,
-    }
+    engines = engine_runs(settings, parts.cells, lambda spec: rerun_template(config, spec))
+    run = run_record(settings, engines, started=started, finished=datetime.now(UTC),
+                     duration_s=time.perf_counter() - clock, workers=config.stash[_WORKERS],
+                     command="pytest " + " ".join(config.invocation_params.args),
+                     seed=config.getoption("hypothesis_seed", default=None), parser_cpu_s=parts.parser_cpu_s)
+    return results_document(run, _cells(config), parts, _families(config))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -428,11 +323,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     for spinner in config.stash.get(_LOAD, []):
         spinner.kill()
         spinner.wait()
-    full = _results_path(config)
+    settings = _settings(config)
+    full = settings.results
     parts = results_file.read_parts(config.stash[_PARTS])
     cells = parts.cells
     planned = len(_cells(config))
-    if _narrowed(config):
+    if settings.narrowed:
         path = results_file.filtered_path(full)
         config.stash[_NOTICE] = f"a filtered run ({len(cells)} cells): its own results file; {full} is untouched"
     elif len(cells) < planned:
@@ -440,9 +336,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         config.stash[_NOTICE] = (f"the run stopped after {len(cells)} of {planned} cells: written apart; "
                                  f"{full} is untouched")
     else:
-        path = _complete_path(config)
+        path = settings.complete_path
         if path != full:
-            config.stash[_NOTICE] = (f"shard {_shard(config)} of the matrix: merge the shards into "
+            config.stash[_NOTICE] = (f"shard {settings.shard} of the matrix: merge the shards into "
                                      f"{full} with `python -m reports.merge`")
     cells.sort(key=_plan_order(config))
     results_file.write(path, _document(config, parts))
@@ -474,8 +370,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
     if _NOTICE in config.stash:
         terminalreporter.write_line(config.stash[_NOTICE])
     terminalreporter.write_line(f"results: {path}")
-    complete = path == _complete_path(config)
+    settings = _settings(config)
+    complete = path == settings.complete_path
     if not config.getoption("--no-html") and not (complete and config.getoption("--no-full-html")):
-        html = path.with_name("matrix.html") if path == _results_path(config) else path.with_suffix(".html")
+        html = path.with_name("matrix.html") if path == settings.results else path.with_suffix(".html")
         write_matrix(document, html)
         terminalreporter.write_line(f"matrix:  {html}")
