@@ -19,7 +19,7 @@ from ..grading.adapter import engine_module
 from ..grading.cell import Cell
 from ..grading.record import CellRecord
 from ..streams.tokenizer import vocabulary_label
-from .provenance import checkout_state, installed_build
+from .provenance import head_commit, installed_build
 from .record import CitedBug, EngineRun, RunRecord
 from .results import Parts
 from .schema import SCHEMA
@@ -33,16 +33,13 @@ def engine_runs(settings: RunSettings, cells: Sequence[CellRecord], rerun: Calla
     for spec in settings.engines:
         module = engine_module(spec)
         loaded = module.load()
+        bugs = cited_bugs(settings.expectations / f"{module.name}.toml", module.name, cells)
         if isinstance(loaded, str):
-            engines[module.name] = EngineRun(available=False, rerun=rerun(spec), skip_reason=loaded,
-                                             bugs=cited_bugs(settings.expectations / f"{module.name}.toml",
-                                                             module.name, cells))
-            continue
-        build = installed_build(loaded.distribution).to_json() if loaded.distribution else None
-        engines[module.name] = EngineRun(version=loaded.version, build=build, rerun=rerun(spec),
-                                         coverage=loaded.coverage,
-                                         bugs=cited_bugs(settings.expectations / f"{module.name}.toml", module.name,
-                                                         cells))
+            engines[module.name] = EngineRun(available=False, rerun=rerun(spec), skip_reason=loaded, bugs=bugs)
+        else:
+            build = installed_build(loaded.distribution).to_json() if loaded.distribution else None
+            engines[module.name] = EngineRun(version=loaded.version, build=build, rerun=rerun(spec),
+                                             coverage=loaded.coverage, bugs=bugs)
     return engines
 
 
@@ -62,7 +59,7 @@ def run_record(settings: RunSettings, engines: Mapping[str, EngineRun], *, start
     """The run's record: its settings, what only the running process knows, and where it ran."""
     return RunRecord(
         started=started.isoformat(timespec="seconds"), finished=finished.isoformat(timespec="seconds"),
-        duration_s=round(duration_s, 2), commit=checkout_state(ROOT)[0], command=command,
+        duration_s=round(duration_s, 2), commit=head_commit(ROOT), command=command,
         hypothesis_profile=settings.hypothesis_profile, vocabulary=settings.tier, seed=seed, workers=workers,
         cpu_load=settings.cpu_load, shard=settings.shard, parser_cpu_s=round(parser_cpu_s, 3),
         python=sys.version.split()[0], platform=platform.platform(), engines=dict(engines))

@@ -36,13 +36,19 @@ def _git(folder: Path, *args: str) -> str | None:
     return out.stdout if out.returncode == 0 else None
 
 
+def head_commit(folder: Path) -> str | None:
+    """The HEAD commit of the git work tree holding `folder`, or None outside one."""
+    head = _git(folder, "rev-parse", "HEAD")
+    return (head.strip() or None) if head else None
+
+
 def checkout_state(folder: Path) -> tuple[str | None, bool | None]:
     """(HEAD commit, has uncommitted changes) of the git work tree holding `folder`, or (None, None)."""
-    head = _git(folder, "rev-parse", "HEAD")
+    head = head_commit(folder)
     if not head:
         return None, None
     status = _git(folder, "status", "--porcelain", "--untracked-files=no")
-    return head.strip(), None if status is None else bool(status.strip())
+    return head, None if status is None else bool(status.strip())
 
 
 def installed_build(distribution: str) -> Build:
