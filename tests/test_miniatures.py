@@ -18,6 +18,7 @@ from contract.cases.catalog import Call, Content, Reasoning, Stray, Style, Trunc
 from contract.cases.family import Sample
 from contract.cases.rendering import Kind
 from contract.grading.checks import INCREMENTAL_BOUND, INCREMENTAL_MODES
+from contract.streams.tokenizer import family_stream
 from fixtures import family
 from parsers.reference.families import grammar
 from parsers.reference.families import hermes as hermes_reference
@@ -28,6 +29,8 @@ FAILING = ("fail", "error", "timeout")
 KILLER_MODES = ("batch", "tokens", "random")  # each of their failing cells costs a worker, so fewer modes
 KILLER_CASES = ("reasoning.only", "reasoning.prefilled", "tool.single")  # and cases: two that trigger, one not
 V2_MODES = ("batch", "tokens")  # catalog v2's defects: one shot and token by token (and a single delta for one)
+SPACING = "drops_whitespace_deltas"  # graded where its oracle is exact: one shot, one delta, one token per delta
+SPACING_MODES = ("batch", "whole", "tokens")
 
 
 @pytest.fixture(scope="module")
@@ -37,14 +40,16 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     are graded apart too, to keep the run short: one shot and token by token (and a single delta for the one
     that does not stream incrementally, which must pass there)."""
     tmp = tmp_path_factory.mktemp("miniatures")
-    others = " and ".join(f"not {name}" for name in (*KILLERS, *V2))
+    others = " and ".join(f"not {name}" for name in (*KILLERS, *V2, SPACING))
     main = grade(tmp / "main", "--engine", "tests.miniatures", "-n", "2", "-k", others)
     killers = grade(tmp / "killers", "--engine", "tests.miniatures", "--hang-after", "1", "--memory-limit", "256",
                     *(a for m in KILLER_MODES for a in ("--mode", m)), *(a for c in KILLER_CASES for a in ("--case", c)),
                     "-n", "2", "-k", " or ".join(KILLERS))
     v2 = grade(tmp / "v2", "--engine", "tests.miniatures", *(a for m in (*V2_MODES, "whole") for a in ("--mode", m)),
                "-n", "2", "-k", f"holds_whole_calls or (({' or '.join(V2)}) and not whole)")
-    runs = (main, killers, v2)
+    spacing = grade(tmp / "spacing", "--engine", "tests.miniatures", *(a for m in SPACING_MODES for a in ("--mode", m)),
+                    "-n", "2", "-k", SPACING)
+    runs = (main, killers, v2, spacing)
     cells = [c for r in runs for c in r.results["cells"]]
     return Run(max(r.returncode for r in runs), "".join(r.output for r in runs), {**main.results, "cells": cells})
 
@@ -59,6 +64,19 @@ def content_after_a_call(s: Sample, mode: str) -> bool:
     segments = s.scenario.segments
     first_call = next((i for i, seg in enumerate(segments) if isinstance(seg, Call)), None)
     return first_call is not None and any(isinstance(seg, Content) for seg in segments[first_call:])
+
+
+def spaced_by_whitespace_tokens(s: Sample, mode: str) -> bool:
+    """Token by token, a run of whitespace between two words of the content that is whitespace-only tokens alone
+    (as a tokenizer splits "\n\n" before a word) reaches the client as deltas of its own."""
+    if mode != "tokens":
+        return False
+    stream = family_stream(family(s.family), s.rendered)
+    blank = {at for piece, start in zip(stream.pieces, stream.offsets(), strict=False) if piece and not piece.strip()
+             for at in range(start, start + len(piece))}
+    where = [at for span in s.rendered.spans if span.kind is Kind.CONTENT for at in range(span.start, span.end)]
+    content = "".join(s.text[at] for at in where)  # the content as the pieces a parser keeps, where each is
+    return any(all(where[at] in blank for at in range(*gap.span())) for gap in re.finditer(r"(?<=\S)\s+(?=\S)", content))
 
 
 def marker_after_start(s: Sample, mode: str) -> bool:
@@ -218,6 +236,7 @@ def long_arguments(s: Sample, mode: str) -> bool:
 
 ORACLES: dict[str, tuple[Callable[[Sample, str], bool], str]] = {
     "drops_trailing_text": (content_after_a_call, "fail"),
+    SPACING: (spaced_by_whitespace_tokens, "fail"),
     "leaks_split_marker": (marker_after_start, "fail"),
     "loses_calls_without_section_end": (section_cut, "fail"),
     "rewrites_native_ids": (native_ids, "fail"),
@@ -265,7 +284,7 @@ def test_flagged_exactly_where_the_defect_bites(run: Run, name: str) -> None:
         bites = oracle(_sample(cell.parser, cell.case), cell.mode)
         want = outcome if bites else "pass"
         if cell.outcome != want:
-            wrong.append(f"{cell['case']} {cell['mode']}: {cell['outcome']} (want {want}) {cell['failures'][:1]}")
+            wrong.append(f"{cell.case} {cell.mode}: {cell.outcome} (want {want}) {cell.failures[:1]}")
     assert not wrong, "\n".join(wrong)
     assert any(c.outcome == outcome for c in graded), "the defect was never caught"
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from itertools import product
 from typing import Any
 
-from .catalog import Call, Case, Content, Reasoning, Rule, Scenario, Truncation
+from .catalog import Call, Case, Rule, Scenario, Truncation
+from .kept import kept_text, spans_of
 from .rendering import Kind, Rendered, Role
 
 
@@ -22,7 +24,7 @@ ANY_ARGUMENTS = _AnyArguments()
 
 @dataclass(frozen=True)
 class RawArguments:
-    """Arguments that are not valid JSON: compared as text, whitespace-insensitively."""
+    """Arguments that are not valid JSON: compared as text, word by word (`contract.grading.compare`)."""
 
     text: str
 
@@ -118,54 +120,54 @@ def reasoning_kept_in_content(expected: Expected, opener: str, closer: str, *, c
     return Expected(tuple(kept(o) for o in expected.outcomes))
 
 
-def _call_text(rendered: Rendered, index: int) -> str:
-    """The text of one call, from its first span to its last (its own markup included)."""
+def _call_range(rendered: Rendered, index: int) -> tuple[int, int]:
+    """Where one call is in the text, from its first span to its last (its own markup included)."""
     spans = [s for s in rendered.spans if s.call == index]
     if not spans:
         raise ValueError(f"the rendering marks no span of call {index}")
-    return rendered.text[min(s.start for s in spans) : max(s.end for s in spans)]
+    return min(s.start for s in spans), max(s.end for s in spans)
 
 
 def derive(case: Case, scenario: Scenario, rendered: Rendered, stop: str) -> Expected:
-    reasoning = "".join(s.text for s in scenario.segments if isinstance(s, Reasoning))
-    content = "".join(s.text for s in scenario.segments if isinstance(s, Content))
+    """Every acceptable outcome, the preferred first. Content and reasoning are the sample's own pieces, joined
+    with the whitespace the sample has between them (`contract.cases.kept`); where that allows two joinings, each
+    outcome comes in both."""
+    reasonings = kept_text(rendered, spans_of(rendered, Kind.REASONING))
+    content = spans_of(rendered, Kind.CONTENT)
     calls = tuple(_expected_call(case, c) for c in scenario.calls)
     finish = finish_reason(scenario, stop)
-    exact = ExpectedMessage("exact", content, reasoning, calls, finish)
+
+    def outcome(label: str, calls: tuple[ExpectedCall, ...], *, also: tuple[int, int] | None = None,
+                markup_allowed: bool = False) -> tuple[ExpectedMessage, ...]:
+        """The outcome with the sample's content (and `also`, a stretch of text kept as content with it)."""
+        kept = kept_text(rendered, sorted([*content, also]) if also else content)
+        return tuple(ExpectedMessage(label if n == 0 else f"{label} (keeping the whitespace inside removed markup)",
+                                     text, reasoning, calls, finish, markup_allowed)
+                     for n, (text, reasoning) in enumerate(product(kept, reasonings)))
+
     # everything after the reasoning block (an empty one too: models that always reason), raw, as content
     after_reasoning = max((s.end for s in rendered.spans if s.role is Role.REASONING_END), default=0)
     whole_text = ExpectedMessage(
-        "raw text as content", rendered.text[after_reasoning:], reasoning, (),
+        "raw text as content", rendered.text[after_reasoning:], reasonings[0], (),
         finish_reason(Scenario((), scenario.context), stop), markup_allowed=True,
     )
     if case.rule is Rule.EXACT:
-        return Expected((exact,))
+        return Expected(outcome("exact", calls))
     if case.rule is Rule.MALFORMED_ARGUMENTS:
-        return Expected((ExpectedMessage("call with raw arguments", content, reasoning, calls, finish), whole_text))
+        return Expected((*outcome("call with raw arguments", calls), whole_text))
     if case.rule is Rule.UNKNOWN_TOOL:
-        return Expected((ExpectedMessage("surfaced as a call", content, reasoning, calls, finish), whole_text))
+        return Expected((*outcome("surfaced as a call", calls), whole_text))
     if case.rule is Rule.INFERRED_NAME:
-        return Expected((ExpectedMessage("call named by its arguments", content, reasoning, calls, finish),
-                         whole_text))
+        return Expected((*outcome("call named by its arguments", calls), whole_text))
     if case.rule is Rule.MALFORMED_NEIGHBOUR:
         *good, _ = calls
-        bad = _call_text(rendered, len(calls) - 1)
-        return Expected(
-            (
-                ExpectedMessage("call with raw arguments", content, reasoning, calls, finish),
-                ExpectedMessage("bad call's text as content", content + bad, reasoning, tuple(good), finish,
-                                markup_allowed=True),
-            )
-        )
+        return Expected((*outcome("call with raw arguments", calls),
+                         *outcome("bad call's text as content", tuple(good),
+                                  also=_call_range(rendered, len(calls) - 1), markup_allowed=True)))
     if case.rule is Rule.TRUNCATED_ARGUMENTS:
         *complete, last = calls
-        fragment = rendered.pieces(Kind.ARGUMENTS)[-1]
-        as_call = ExpectedCall(last.name, ANY_ARGUMENTS)
-        return Expected(
-            (
-                ExpectedMessage("fragment as a call", content, reasoning, (*complete, as_call), finish),
-                ExpectedMessage("fragment as content", content + fragment, reasoning, tuple(complete), finish),
-            )
-        )
+        fragment = spans_of(rendered, Kind.ARGUMENTS)[-1]
+        return Expected((*outcome("fragment as a call", (*complete, ExpectedCall(last.name, ANY_ARGUMENTS))),
+                         *outcome("fragment as content", tuple(complete), also=fragment)))
     raise ValueError(f"case {case.id}: unhandled rule {case.rule}")  # pragma: no cover
 

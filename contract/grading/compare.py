@@ -1,4 +1,10 @@
-"""Comparison rules (DESIGN.md): JSON-value arguments, stripped text, whitespace-only notes, ids."""
+"""Comparison rules: JSON-value arguments, ids, and text compared word by word.
+
+Text (content, reasoning, raw arguments) is whitespace-tolerant, not whitespace-blind: runs of whitespace may
+differ in length and kind and leading or trailing whitespace may differ (a note says so), but a word boundary of
+the expected text must not vanish and none may appear inside a word, i.e. both texts split into the same words.
+The expected text carries the whitespace the sample has between its kept pieces (`contract.cases.kept`).
+"""
 
 from __future__ import annotations
 
@@ -37,11 +43,18 @@ class Verdict:
     notes: tuple[str, ...] = ()
 
 
+def same_words(expected: str, observed: str) -> bool:
+    """The rule above: the same words in the same order, however they are spaced."""
+    return expected.split() == observed.split()
+
+
 def _text(field: str, expected: str, observed: str) -> tuple[list[str], list[str]]:
     if expected.strip() == observed.strip():
         return [], []
-    if squeeze(expected) == squeeze(observed):
+    if same_words(expected, observed):
         return [], [f"{field}: differs only in whitespace"]
+    if squeeze(expected) == squeeze(observed):
+        return [f"{field}: words merged or split: expected {_clip(expected)}, observed {_clip(observed)}"], []
     return [f"{field}: expected {_clip(expected)}, observed {_clip(observed)}"], []
 
 
@@ -55,9 +68,10 @@ def arguments_match(expected: Any, observed: str) -> str | None:
     if expected is ANY_ARGUMENTS:
         return None
     if isinstance(expected, RawArguments):
-        if squeeze(expected.text) == squeeze(observed):
+        if same_words(expected.text, observed):
             return None
-        return f"expected raw arguments {_clip(expected.text)}, observed {_clip(observed)}"
+        merged = " (words merged or split)" if squeeze(expected.text) == squeeze(observed) else ""
+        return f"expected raw arguments {_clip(expected.text)}, observed {_clip(observed)}{merged}"
     try:
         value = json.loads(observed)
     except ValueError:

@@ -41,6 +41,16 @@ class DropsTrailingText(Defect):
         return out
 
 
+class DropsWhitespaceDeltas(Defect):
+    """Drops every content delta that is whitespace only (a client that skips "blank" deltas does the same): where
+    the stream sends a space between two words on its own, the words merge ("And now" -> "Andnow")."""
+
+    in_batch = False
+
+    def transform(self, deltas: list[Delta], state: dict[str, Any]) -> list[Delta]:
+        return [dataclasses.replace(d, content=None) if d.content and not d.content.strip() else d for d in deltas]
+
+
 class _NoHoldback(Machine):
     def _keep(self, markers: Sequence[str]) -> int:
         return 0
@@ -195,6 +205,7 @@ class _Slow(Machine):
 
 DEFECTS: dict[str, Defect] = {
     "drops_trailing_text": DropsTrailingText(),
+    "drops_whitespace_deltas": DropsWhitespaceDeltas(),
     "leaks_split_marker": LeaksSplitMarker(),
     "loses_calls_without_section_end": LosesCallsWithoutSectionEnd(),
     "rewrites_native_ids": RewritesNativeIds(),
