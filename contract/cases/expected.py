@@ -8,7 +8,7 @@ from itertools import product
 from typing import Any
 
 from .catalog import Call, Case, Rule, Scenario, Truncation
-from .kept import kept_text, spans_of
+from .kept import joinings, kept_text, spans_of
 from .rendering import Kind, Rendered, Role
 
 
@@ -104,18 +104,27 @@ def generation_stop(scenario: Scenario) -> str:
     return "length"
 
 
-def reasoning_kept_in_content(expected: Expected, opener: str, closer: str, *, closed: bool, block: bool) -> Expected:
+def reasoning_kept_in_content(expected: Expected, rendered: Rendered, opener: str, *, closed: bool,
+                              block: bool) -> Expected:
     """What an "append-think" parser returns: the think block, markers and all, left at the head of content.
 
     `block`: the output holds a reasoning block, possibly empty (models that cannot stop reasoning);
-    `closed`: its closer was written. Every outcome's content starts after the block.
+    `closed`: its closer was written. The block is kept as the sample wrote it (the prompt's opener before it where
+    the prompt prefilled one), then the whitespace the sample has before the content (`contract.cases.kept`).
     """
+    closers = [s for s in rendered.spans if s.role is Role.REASONING_END]
+    thoughts = [s for s in rendered.spans if s.kind is Kind.REASONING]
+    end = closers[0].end if closed and closers else max((s.end for s in thoughts), default=0)
+    start = rendered.text.rfind(opener, 0, thoughts[0].start if thoughts else end)
+    head = rendered.text[start:end] if start != -1 else opener + rendered.text[:end]
+    after = next((s.start for s in rendered.spans if s.kind is not Kind.MARKUP and s.start >= end), len(rendered.text))
+    joiner = joinings(rendered, end, after)[0]
 
     def kept(outcome: ExpectedMessage) -> ExpectedMessage:
         if not (block or outcome.reasoning):
             return outcome
-        head = opener + outcome.reasoning + (closer if closed else "")
-        return dataclasses.replace(outcome, content=head + outcome.content, reasoning="", markup_allowed=True)
+        content = head + (joiner if outcome.content else "") + outcome.content
+        return dataclasses.replace(outcome, content=content, reasoning="", markup_allowed=True)
 
     return Expected(tuple(kept(o) for o in expected.outcomes))
 

@@ -113,7 +113,7 @@ class Sample:
         block = any(span.role is Role.REASONING_END for span in self.rendered.spans) or any(
             isinstance(s, Reasoning) for s in self.scenario.segments)
         expected = reasoning_kept_in_content(
-            self.expected, style.opener, style.closer, block=block,
+            self.expected, self.rendered, style.opener, block=block,
             closed=self.scenario.truncation is not Truncation.REASONING_UNCLOSED)
         return dataclasses.replace(self, expected=expected)
 

@@ -26,20 +26,21 @@ def kept_text(rendered: Rendered, ranges: Sequence[tuple[int, int]]) -> tuple[st
     if not ranges:
         return ("",)
     pieces = [rendered.text[start:end] for start, end in ranges]
-    joiners = [_joiners(rendered, end, start) for (_, end), (start, _) in zip(ranges, ranges[1:], strict=False)]
-    joinings = list(product(*joiners))
-    if len(joinings) > MAX_JOININGS:
-        raise ValueError(f"{len(joinings)} ways to join the kept text {pieces!r}: simplify the rendering")
-    return tuple(dict.fromkeys(pieces[0] + "".join(j + p for j, p in zip(joining, pieces[1:], strict=True))
-                               for joining in joinings))
+    joiners = [joinings(rendered, end, start) for (_, end), (start, _) in zip(ranges, ranges[1:], strict=False)]
+    ways = list(product(*joiners))
+    if len(ways) > MAX_JOININGS:
+        raise ValueError(f"{len(ways)} ways to join the kept text {pieces!r}: simplify the rendering")
+    return tuple(dict.fromkeys(pieces[0] + "".join(j + p for j, p in zip(way, pieces[1:], strict=True))
+                               for way in ways))
 
 
 def spans_of(rendered: Rendered, kind: Kind) -> list[tuple[int, int]]:
     return [(s.start, s.end) for s in rendered.spans if s.kind is kind]
 
 
-def _joiners(rendered: Rendered, start: int, end: int) -> tuple[str, ...]:
-    """The acceptable whitespace between two kept pieces, from the gap `rendered.text[start:end]`."""
+def joinings(rendered: Rendered, start: int, end: int) -> tuple[str, ...]:
+    """The acceptable whitespace between two kept pieces, from the gap `rendered.text[start:end]` (the preferred
+    first)."""
     gap = rendered.text[start:end]
     edges = gap[: len(gap) - len(gap.lstrip())] + (gap[len(gap.rstrip()):] if gap.strip() else "")
     if edges:
