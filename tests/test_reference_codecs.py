@@ -51,12 +51,13 @@ def test_glm_name_ends_at_a_newline_or_the_first_key() -> None:
 
 
 @pytest.mark.parametrize("body, content", [
-    ("<response>\nIt is sunny.\n</response>", "It is sunny."),
-    ("<response>\n\nTwo blank lines stay one.\n\n</response>", "\nTwo blank lines stay one.\n"),
+    ("<response>\nIt is sunny.\n</response>", "\nIt is sunny.\n"),
+    ("<response>\nLet me think.\n</response><response>\nIt is sunny.\n</response>",
+     "\nLet me think.\n\nIt is sunny.\n"),
     ("<response>no framing</response> after", "no framing after"),
-    ("<response>\nnever closed\n", "never closed\n"),
+    ("<response>\nnever closed\n", "\nnever closed\n"),
 ])
-def test_ernie_response_block_is_content_without_its_framing(body: str, content: str) -> None:
+def test_ernie_response_block_is_content_verbatim(body: str, content: str) -> None:
     message = _every_split("ernie45", body)
     assert message.content == content
     assert message.tool_calls == ()

@@ -150,7 +150,7 @@ def derive(case: Case, scenario: Scenario, rendered: Rendered, stop: str) -> Exp
                 markup_allowed: bool = False) -> tuple[ExpectedMessage, ...]:
         """The outcome with the sample's content (and `also`, a stretch of text kept as content with it)."""
         kept = kept_text(rendered, sorted([*content, also]) if also else content)
-        return tuple(ExpectedMessage(label if n == 0 else f"{label} (keeping the whitespace inside removed markup)",
+        return tuple(ExpectedMessage(label if n == 0 else f"{label} (joined with whitespace at removed markup)",
                                      text, reasoning, calls, finish, markup_allowed)
                      for n, (text, reasoning) in enumerate(product(kept, reasonings)))
 

@@ -7,7 +7,10 @@ Between two kept pieces lies markup a parser removes (a call, a tool section, a 
 - no whitespace at all in the gap (`call.<|tool_calls_section_begin|><|tool_calls_section_end|>Done.`): the
   model wrote the texts together, and a parser must not split them;
 - whitespace only inside the markup (`call.<tool_call>\\n</tool_call>Done.`): a parser may drop the markup
-  whole or keep the whitespace it holds, so both joinings are acceptable (the first, without it, preferred).
+  whole or keep the whitespace it holds, so both joinings are acceptable (the first, without it, preferred);
+- the end of one message and the start of another (Harmony's preamble, then its final answer), no whitespace
+  around: the texts are separate messages a parser puts into one field, so it may join them as written or
+  with a line break between.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import product
 
-from .rendering import Kind, Rendered
+from .rendering import Kind, Rendered, Role
 
 MAX_JOININGS = 8  # a sample with more optional separators than this is a rendering to simplify, not to grade
 
@@ -45,6 +48,8 @@ def joinings(rendered: Rendered, start: int, end: int) -> tuple[str, ...]:
     edges = gap[: len(gap) - len(gap.lstrip())] + (gap[len(gap.rstrip()):] if gap.strip() else "")
     if edges:
         return (edges,)
-    inside = "".join(ch for s in rendered.spans if s.kind is Kind.MARKUP and start <= s.start and s.end <= end
-                     for ch in rendered.text[s.start : s.end] if ch.isspace())
+    markup = [s for s in rendered.spans if s.kind is Kind.MARKUP and start <= s.start and s.end <= end]
+    inside = "".join(ch for s in markup for ch in rendered.text[s.start : s.end] if ch.isspace())
+    if not inside and any(s.role is Role.MESSAGE_END for s in markup):
+        inside = "\n"
     return ("", inside) if inside else ("",)

@@ -22,12 +22,13 @@ class Kind(Enum):
 
 
 class Role(Enum):
-    """What a markup span closes, for generic truncation."""
+    """What a markup span closes: for generic truncation, and for joining the kept text (`contract.cases.kept`)."""
 
     NONE = ""
     SECTION_END = "section_end"
     CALL_END = "call_end"
     REASONING_END = "reasoning_end"
+    MESSAGE_END = "message_end"  # one of several messages of shown text (Harmony's `<|end|>` of a preamble)
 
 
 @dataclass(frozen=True)
