@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from contract.cases.catalog import DEFAULT_TOOLS
+from contract.cases.catalog import CATALOG, DEFAULT_TOOLS
+from contract.cases.family import Sample
 from contract.cases.model import Chunk, Delta, Message, RequestContext
 from contract.grading.assembly import assemble
 from contract.grading.compare import normalized
@@ -17,8 +18,8 @@ ENGINE = load()
 CONTEXT = RequestContext(tools=DEFAULT_TOOLS, thinking=False)
 
 
-def _message(name: str, pieces: list[str]) -> Message:
-    session = ENGINE.factories[name](family(name)).open_stream(CONTEXT)
+def _message(name: str, pieces: list[str], context: RequestContext = CONTEXT) -> Message:
+    session = ENGINE.factories[name](family(name)).open_stream(context)
     deltas: list[Delta] = []
     for piece in pieces:
         deltas += session.feed(Chunk(piece))
@@ -26,11 +27,11 @@ def _message(name: str, pieces: list[str]) -> Message:
     return assemble(deltas)
 
 
-def _every_split(name: str, text: str) -> Message:
+def _every_split(name: str, text: str, context: RequestContext = CONTEXT) -> Message:
     """The message for `text` in one piece, checked equal for every cut into two pieces."""
-    whole = _message(name, [text])
+    whole = _message(name, [text], context)
     for at in range(1, len(text)):
-        split = _message(name, [text[:at], text[at:]])
+        split = _message(name, [text[:at], text[at:]], context)
         assert (split.content, split.reasoning) == (whole.content, whole.reasoning), f"cut at {at}"
         assert normalized(split, keep_ids=False) == normalized(whole, keep_ids=False), f"cut at {at}"
     return whole
@@ -68,3 +69,19 @@ def test_seed_values_are_not_padded() -> None:
             "</seed:tool_call>")
     (call,) = _every_split("seed_oss", text).tool_calls
     assert json.loads(call.arguments) == {"tz": "\nUTC\n"}
+
+
+
+@pytest.mark.parametrize("name", ["kimi_k2", "deepseek_v3", "minimax_m2", "step3"])
+@pytest.mark.parametrize("narration", ["And now  the time.", " And now the time. ", "  "])
+def test_narration_inside_a_section_keeps_its_words_one_character_at_a_time(name: str, narration: str) -> None:
+    """Narration between two calls of one section is content with its spaces, however finely it is streamed;
+    whitespace alone there is framing."""
+    case = next(c for c in CATALOG if c.id == "tool.content_in_section")
+    sample = family(name).sample(case)
+    assert isinstance(sample, Sample)
+    text = sample.text.replace("And now the time.", narration)
+    whole = _every_split(name, text, sample.context)
+    assert _message(name, list(text), sample.context).content == whole.content
+    assert whole.content.split() == narration.split()
+    assert [c.name for c in whole.tool_calls] == ["get_weather", "get_time"]

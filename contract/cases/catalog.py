@@ -23,10 +23,12 @@ class Reasoning:
 
 @dataclass(frozen=True)
 class Content:
-    """Narration. `preamble` marks Harmony commentary text addressed to the user."""
+    """Narration. `preamble` marks Harmony commentary text addressed to the user; `in_section` narration the
+    model writes inside the tool section, between two of its calls (formats whose one section holds them all)."""
 
     text: str
     preamble: bool = False
+    in_section: bool = False
 
 
 @dataclass(frozen=True)
@@ -396,6 +398,10 @@ TOOL_CASES_V2 = (
     Case("tool.after_prose", "tool", "calls after prose, in a format that usually opens with them",
          _scenario(Content("Let me check the forecast."), PARIS, style=Style.AFTER_PROSE),
          "content = the prose; the call", "calls recognized only at the start of the output", version=2),
+    Case("tool.content_in_section", "tool", "call, narration, call, all inside one tool section",
+         _scenario(PARIS, Content("And now the time.", in_section=True), TOKYO_TIME),
+         "both calls; content = the narration, its words intact",
+         "narration inside a section dropped, or its spaces lost while streaming", version=3),
 )
 
 REASONING_CASES = (

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .catalog import CATALOG, Call, Case, Reasoning, Scenario, Stray, Style, Truncation
+from .catalog import CATALOG, Call, Case, Content, Reasoning, Scenario, Stray, Style, Truncation
 from .expected import Expected, derive, generation_stop, reasoning_kept_in_content
 from .model import RequestContext
 from .rendering import Kind, Rendered, Role, Span, TextBuilder, truncate
@@ -210,6 +210,10 @@ class Family:
                 rendered = _lead(rendered, LEADING_WHITESPACE)
         except Exception as exc:
             raise ValueError(f"fixtures/families/{self.name}.py, case {case.id}: cannot render: {exc}") from exc
+        lost = [s.text for s in scenario.segments if isinstance(s, Content) and s.text not in rendered.text]
+        if lost and scenario.truncation is Truncation.NONE:
+            raise ValueError(f"fixtures/families/{self.name}.py, case {case.id}: field 'renderer': the rendering "
+                             f"leaves out the narration {lost[0]!r}")
         stop = generation_stop(scenario)
         return Sample(self.name, case, scenario, rendered, stop, derive(case, scenario, rendered, stop), position.note)
 

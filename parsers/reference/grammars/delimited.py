@@ -14,6 +14,7 @@ from enum import Enum
 
 from ..calls import PartialCall, TrimmedArguments
 from ..scan import JsonStrings, find_first, partial_tail
+from .gap import Gap
 
 Head = tuple[str, str | None]  # (name, native id or None)
 
@@ -45,6 +46,7 @@ class DelimitedSection:
         self.strings = JsonStrings()
         self.trimmed = TrimmedArguments()
         self.stray = ""  # raw text that is no call, shown as content
+        self.gap = Gap()  # the text since the last call
 
     def feed(self, text: str) -> str | None:
         self.buffer += text
@@ -94,14 +96,14 @@ class DelimitedSection:
                     self.at = _At.BETWEEN
                 continue
             self._stray(before)
+            self.stray += self.gap.end()
             if marker == spec.call_begin:
                 self.at, self.head = _At.HEAD, ""
                 continue
             return self.buffer  # the section ended
 
     def _stray(self, text: str) -> None:
-        if text.strip():
-            self.stray += text
+        self.stray += self.gap.add(text)
 
     def _start_call(self) -> None:
         name, native = self.spec.head(self.head.strip())
@@ -115,4 +117,5 @@ class DelimitedSection:
             self._stray(self.spec.call_begin + self.head + self.buffer)
         else:
             self._stray(self.buffer)
+        self.stray += self.gap.end()
         self.buffer = ""

@@ -19,6 +19,7 @@ from parsers import RequestContext
 
 from ..calls import PartialCall
 from ..values import convert, declared_type, streams_as_string
+from .gap import Gap
 from .stepper import MarkerStepper, not_a_name, not_a_start
 
 _STRING_FLAG = re.compile(r'\bstring\s*=\s*"(true|false)"')
@@ -102,6 +103,7 @@ class XmlInvoke(MarkerStepper):
         self.context = context
         self.calls: list[PartialCall] = []
         self.stray = ""
+        self.gap = Gap()  # text outside invokes and parameters since the last marker
         self.at = _At.BETWEEN
         self.buffer = ""
         self.head = ""  # the invoke or parameter head being read
@@ -169,6 +171,7 @@ class XmlInvoke(MarkerStepper):
         """React to a marker; True when the section has ended."""
         s = self.spec
         self.started = True
+        self.stray += self.gap.end()
         if self.at in (_At.NAME, _At.KEY):
             if self.at is _At.NAME:
                 self._open_call()
@@ -201,11 +204,12 @@ class XmlInvoke(MarkerStepper):
             self.value.grow(text)
         elif self.at is _At.BETWEEN and not self.started:
             self.lead += text
-        elif text.strip():
-            self.stray += text
+        else:
+            self.stray += self.gap.add(text)
 
     def finish(self) -> None:
         self._absorb(self.buffer)
+        self.stray += self.gap.end()
         self.buffer = ""
         if self.at is _At.BETWEEN and not self.started and self.lead.strip():
             self.stray += self.lead
