@@ -19,7 +19,7 @@ ENGINE = "dynamo"
 # (no v1 pair): glm45, glm47, kimi_k2, kimi_k25; both (auto picks v1): qwen3_coder, gemma4, deepseek_v4.
 # Not graded: harmony/gpt_oss (needs the o200k_harmony vocabulary as the frontend's tokenizer.json),
 # formats with no family yet (qwen3, nemotron_deci, inkling, muse*, kimi_k3, minimax_m3*, deepseek_v41,
-# default) and reasoning-only names (step3, granite, deepseek_r1, basic, nemotron*); qwen25 and
+# default) and reasoning-only names (step3, granite, basic, nemotron*); qwen25 and
 # nemotron_nano are aliases of hermes and qwen3_coder.
 PIPELINES: dict[str, Pipeline] = {
     "hermes": Pipeline("hermes", tool="hermes", reasoning="qwen3"),
@@ -42,6 +42,8 @@ PIPELINES: dict[str, Pipeline] = {
     "phi4": Pipeline("phi4_mini", tool="phi4"),
     "jamba": Pipeline("jamba", tool="jamba"),
     "gemma4": Pipeline("gemma4", tool="gemma4", reasoning="gemma4"),
+    # DeepSeek-R1's reasoning parser (thinking always on) beside DeepSeek V3's tool parser (issue 23)
+    "deepseek_r1": Pipeline("deepseek_v3", tool="deepseek_v3", reasoning="deepseek_r1"),
 }
 MAPPING = mapping(PIPELINES)
 

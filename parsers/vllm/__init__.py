@@ -39,6 +39,12 @@ PIPELINES: dict[str, Pipeline] = {
     "pythonic": Pipeline("pythonic", tool="pythonic"),
     "llama4_pythonic": Pipeline("pythonic", tool="llama4_pythonic"),
     "gemma4": Pipeline("gemma4", tool="gemma4", reasoning="gemma4"),
+    # more registered names on formats that are families already (issue 23): Ling-3 writes GLM-4.7's XML;
+    # Nemotron V3 and Granite 4.2 think as Qwen3 does; Holo2 is DeepSeek V3's parser with thinking on
+    "ling3": Pipeline("glm47", tool="ling3", reasoning="ling3"),
+    "nemotron_v3": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="nemotron_v3"),
+    "granite_thinking_parser": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="granite_thinking_parser"),
+    "holo2": Pipeline("deepseek_v3", tool="deepseek_v3", reasoning="holo2"),
     # gpt-oss: the server composes both into its HarmonyParser, which reads o200k_harmony token ids
     "openai": Pipeline("harmony", tool="openai", reasoning="openai_gptoss"),
 }
