@@ -75,7 +75,7 @@ def spaced_by_whitespace_tokens(s: Sample, mode: str) -> bool:
     blank = {at for piece, start in zip(stream.pieces, stream.offsets(), strict=False) if piece and not piece.strip()
              for at in range(start, start + len(piece))}
     where = [at for span in s.rendered.spans if span.kind is Kind.CONTENT for at in range(span.start, span.end)]
-    content = "".join(s.text[at] for at in where)  # the content as the pieces a parser keeps, where each is
+    content = "".join(s.text[at] for at in where)  # kept pieces glued; where[i] indexes its char i in s.text
     return any(all(where[at] in blank for at in range(*gap.span())) for gap in re.finditer(r"(?<=\S)\s+(?=\S)", content))
 
 
