@@ -220,6 +220,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "group" in metafunc.fixturenames:
         groups = _groups(metafunc.config) if _grading(metafunc.config) else []
         metafunc.parametrize("group", groups, ids=[g.id for g in groups])
+    if "engine_spec" in metafunc.fixturenames:
+        specs = _settings(metafunc.config).engines if _grading(metafunc.config) else ()
+        metafunc.parametrize("engine_spec", specs)
 
 
 @pytest.fixture(scope="session")
@@ -229,7 +232,8 @@ def grader(request: pytest.FixtureRequest, record_log: results_file.RecordLog, f
     settings = _settings(config)
     isolated = IsolatedGrader(settings.hypothesis_profile, settings.limits, config.stash[_WORKERS],
                               families=fixtures.__name__, tier=settings.tier)
-    groups = [item.callspec.params["group"] for item in request.session.items if hasattr(item, "callspec")]
+    groups = [item.callspec.params["group"] for item in request.session.items
+              if hasattr(item, "callspec") and "group" in item.callspec.params]
     isolated.plan([g.cells for g in groups if not all(settled(cell, families) for cell in g.cells)])
     yield isolated
     isolated.close()

@@ -1,4 +1,4 @@
-"""Which of an engine's registered parser names the matrix grades, and which have no family yet."""
+"""Which of an engine's registered parser names the matrix grades, and why the others are not graded."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ class KindCoverage:
     kind: str
     graded: tuple[str, ...]  # "name → family/family"
     aliases: tuple[str, ...]  # "name = graded name → family"
-    missing: tuple[str, ...]  # names with no family fixture yet
+    missing: tuple[str, ...]  # names no family fixture grades
+    why_missing: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (recorded reason, its names), first seen first
 
     @property
     def registered(self) -> int:
@@ -30,8 +31,30 @@ class KindCoverage:
         parts.append("graded: " + (", ".join(self.graded) or "none"))
         if self.aliases:
             parts.append("aliases: " + ", ".join(self.aliases))
-        parts.append(f"no family fixture yet ({len(self.missing)}): " + (", ".join(self.missing) or "none"))
+        parts.append(f"not graded ({len(self.missing)}): " + (", ".join(self.missing) or "none"))
+        parts += [f"{', '.join(names)}: {reason}" for reason, names in self.why_missing]
         return " · ".join(parts)
+
+
+@dataclass(frozen=True)
+class EngineShare:
+    """How many of an engine's registered tool and reasoning names the matrix covers."""
+
+    engine: str
+    version: str | None
+    covered: int
+    registered: int
+
+    def line(self) -> str:
+        share = f" ({self.covered / self.registered:.0%})" if self.registered else ""
+        return (f"{self.engine} {self.version or ''}".strip()
+                + f": {self.covered} of {self.registered} registered names covered{share}")
+
+
+def engine_shares(run: RunRecord) -> list[EngineShare]:
+    """Per engine that reports its registry: covered (graded or an alias of a graded name) of registered."""
+    return [EngineShare(engine, info.version, sum(1 for r in info.coverage if r.families), len(info.coverage))
+            for engine, info in run.engines.items() if info.coverage]
 
 
 def engine_coverage(run: RunRecord) -> list[KindCoverage]:
@@ -44,5 +67,10 @@ def engine_coverage(run: RunRecord) -> list[KindCoverage]:
             graded = tuple(f"{r.name} → {'/'.join(r.families)}" for r in mine if r.families and not r.alias_of)
             aliases = tuple(f"{r.name} = {r.alias_of} → {'/'.join(r.families)}" for r in mine if r.alias_of)
             missing = tuple(r.name for r in mine if not r.families and not r.alias_of)
-            out.append(KindCoverage(engine, info.version, kind, graded, aliases, missing))
+            why: dict[str, list[str]] = {}
+            for r in mine:
+                if not r.families and not r.alias_of and r.reason:
+                    why.setdefault(r.reason, []).append(r.name)
+            out.append(KindCoverage(engine, info.version, kind, graded, aliases, missing,
+                                    tuple((reason, tuple(names)) for reason, names in why.items())))
     return out

@@ -16,7 +16,7 @@ from contract.grading.outcome import SEVERITY
 from contract.grading.record import CellRecord
 from contract.run.record import EngineRun, RunRecord
 from contract.run.schema import rerun_of
-from reports.coverage import engine_coverage
+from reports.coverage import engine_coverage, engine_shares
 from reports.load import MODES, OUTCOMES
 from reports.summary import (
     SLOW_FACTOR,
@@ -428,7 +428,7 @@ def _context(results: dict[str, Any]) -> dict[str, Any]:
         "case_groups": case_groups,
         "columns": columns,
         "engines": engine_rows,
-        "coverage": [entry.line() for entry in engine_coverage(run)],
+        "coverage": [share.line() for share in engine_shares(run)] + [entry.line() for entry in engine_coverage(run)],
         "known_broken": _known_broken(results),
         "vocabularies": _vocabulary_lines(results),
         "case_scores": case_scores,

@@ -14,7 +14,7 @@ from tabulate import tabulate
 from contract.grading.outcome import Outcome
 from contract.grading.record import CellRecord
 from contract.run.record import EngineRun, RunRecord
-from reports.coverage import KIND_LABELS, KindCoverage, engine_coverage
+from reports.coverage import KIND_LABELS, KindCoverage, engine_coverage, engine_shares
 from reports.load import MODES, OUTCOMES, RUN_FAILING
 from reports.text import clip, inert_markdown, inert_terminal
 
@@ -536,7 +536,8 @@ def _coverage_markdown(entry: KindCoverage) -> str:
              "graded: " + names(entry.graded)]
     if entry.aliases:
         parts.append("aliases: " + names(entry.aliases))
-    parts.append(f"no family fixture yet ({len(entry.missing)}): " + names(entry.missing))
+    parts.append(f"not graded ({len(entry.missing)}): " + names(entry.missing))
+    parts += [f"{names(listed)}: {inert_markdown(reason, table=False)}" for reason, listed in entry.why_missing]
     return " · ".join(parts)
 
 
@@ -544,7 +545,9 @@ def _coverage_section(results: dict[str, Any], style: _Style) -> tuple[str, str]
     entries = engine_coverage(results["run"])
     if not entries:
         return None
-    lines = [_coverage_markdown(e) if style is MARKDOWN else inert_terminal(e.line()) for e in entries]
+    shares = [share.line() for share in engine_shares(results["run"])]
+    lines = [inert_markdown(s, table=False) if style is MARKDOWN else inert_terminal(s) for s in shares]
+    lines += [_coverage_markdown(e) if style is MARKDOWN else inert_terminal(e.line()) for e in entries]
     return "Coverage of engine registries", "\n".join(f"- {line}" for line in lines)
 
 

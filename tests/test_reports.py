@@ -560,7 +560,7 @@ COVERAGE = [
     {"kind": "tool", "name": "hermes", "families": ["hermes"], "alias_of": None},
     {"kind": "tool", "name": "qwen3_xml", "families": ["qwen3_coder"], "alias_of": "qwen3_coder"},
     {"kind": "tool", "name": "qwen3_coder", "families": ["qwen3_coder"], "alias_of": None},
-    {"kind": "tool", "name": "pythonic", "families": [], "alias_of": None},
+    {"kind": "tool", "name": "pythonic", "families": [], "alias_of": None, "reason": "no family yet"},
     {"kind": "reasoning", "name": "qwen3", "families": ["hermes", "qwen3_coder"], "alias_of": None},
     {"kind": "reasoning", "name": "deepseek_r1", "families": [], "alias_of": None},
 ]
@@ -591,18 +591,20 @@ def test_merging_refuses_an_engine_graded_twice(tmp_path: Path) -> None:
     assert "'vllm' is graded in two" in done.stderr and str(second / "results.json") in done.stderr
 
 
-def test_coverage_line_names_graded_aliased_and_missing_parsers() -> None:
+def test_coverage_line_names_graded_aliased_and_missing_parsers_with_the_recorded_reasons() -> None:
     results = engine_results("vllm")
     text = terminal_summary(results)
+    assert "- vllm 0.1.0: 4 of 6 registered names covered (67%)" in text
     tool_line = next(line for line in text.splitlines() if "tool parsers" in line)
     assert "4 registered" in tool_line
     assert "graded: hermes → hermes, qwen3_coder → qwen3_coder" in tool_line
     assert "aliases: qwen3_xml = qwen3_coder → qwen3_coder" in tool_line
-    assert tool_line.endswith("no family fixture yet (1): pythonic")
+    assert tool_line.endswith("not graded (1): pythonic · pythonic: no family yet")
     reasoning_line = next(line for line in text.splitlines() if "reasoning parsers" in line)
     assert "qwen3 → hermes/qwen3_coder" in reasoning_line and reasoning_line.endswith("(1): deepseek_r1")
     html = render_matrix(results)
-    assert "no family fixture yet (1): pythonic" in html
+    assert "not graded (1): pythonic · pythonic: no family yet" in html
+    assert "vllm 0.1.0: 4 of 6 registered names covered (67%)" in html
 
 
 def test_engines_without_a_registry_have_no_coverage_line() -> None:

@@ -45,9 +45,11 @@ class Coverage:
     name: str
     families: tuple[str, ...]
     alias_of: str | None = None  # another registered name bound to the very same implementation
+    reason: str | None = None  # why a name with no family is not graded (its engine's coverage record)
 
     def to_json(self) -> dict[str, object]:
-        return {"kind": self.kind, "name": self.name, "families": list(self.families), "alias_of": self.alias_of}
+        return {"kind": self.kind, "name": self.name, "families": list(self.families), "alias_of": self.alias_of,
+                "reason": self.reason}
 
 
 def coverage(

@@ -17,6 +17,7 @@ from ..cases.catalog import CATALOG
 from ..cases.family import Family, NotApplicable, Unimplemented
 from ..grading.adapter import engine_module
 from ..grading.cell import Cell
+from ..grading.coverage_record import engine_record, with_reasons
 from ..grading.record import CellRecord
 from ..streams.tokenizer import vocabulary_label
 from .provenance import head_commit, installed_build
@@ -38,8 +39,10 @@ def engine_runs(settings: RunSettings, cells: Sequence[CellRecord], rerun: Calla
             engines[module.name] = EngineRun(available=False, rerun=rerun(spec), skip_reason=loaded, bugs=bugs)
         else:
             build = installed_build(loaded.distribution).to_json() if loaded.distribution else None
+            record = engine_record(module.module.__file__)
+            coverage = with_reasons(loaded.coverage, record.not_graded) if record else loaded.coverage
             engines[module.name] = EngineRun(version=loaded.version, build=build, rerun=rerun(spec),
-                                             coverage=loaded.coverage, bugs=bugs)
+                                             coverage=coverage, bugs=bugs)
     return engines
 
 

@@ -168,7 +168,8 @@ def _coverage(raw: Any, where: str) -> Coverage:
     if not all(isinstance(name, str) for name in families):
         raise RecordError(f"key '{where}.families': expected an array of strings")
     return Coverage(_take(raw, "kind", (str,), where, _REQUIRED), _take(raw, "name", (str,), where, _REQUIRED),
-                    tuple(families), _take(raw, "alias_of", _OPTIONAL_TEXT, where))
+                    tuple(families), _take(raw, "alias_of", _OPTIONAL_TEXT, where),
+                    _take(raw, "reason", _OPTIONAL_TEXT, where))
 
 
 def _bug(raw: Any, where: str) -> CitedBug:

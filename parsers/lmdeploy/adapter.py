@@ -83,10 +83,9 @@ class LmdeployParser:
 
 
 def _registered() -> dict[str, Mapping[str, object]]:
-    return {
-        "tool": {n: ToolParserManager.get(n) for n in ToolParserManager.module_dict},
-        "reasoning": {n: ReasoningParserManager.get(n) for n in ReasoningParserManager.module_dict},
-    }
+    # the registry's own dict: mmengine's `get` reads a dot as a scope separator, so `get("deepseek-v3.2")`
+    # is None although the name is registered (with `deepseek-v32`, to the same class)
+    return {"tool": dict(ToolParserManager.module_dict), "reasoning": dict(ReasoningParserManager.module_dict)}
 
 
 def load_engine(name: str, pipelines: Mapping[str, Pipeline]) -> Engine:
