@@ -20,6 +20,7 @@ PIPELINES: dict[str, Pipeline] = {
     "deepseek_v31": Pipeline("deepseek_v3_1", tool="deepseek_v31", reasoning="deepseek_v3"),
     "deepseek_v32": Pipeline("deepseek_v3_2", tool="deepseek_v32", reasoning="deepseek_v3"),
     "deepseek_v4": Pipeline("deepseek_v4", tool="deepseek_v4", reasoning="deepseek_v4"),
+    "deepseek_v41": Pipeline("deepseek_v4_1", tool="deepseek_v41", reasoning="deepseek_v41"),
     "glm45": Pipeline("glm45", tool="glm45", reasoning="glm45"),
     "glm47": Pipeline("glm47", tool="glm47", reasoning="glm47"),
     "minimax_m2": Pipeline("minimax_m2", tool="minimax_m2", reasoning="minimax_m2"),

@@ -1,0 +1,13 @@
+"""DeepSeek V4.1: DSML invokes inside `<｜DSML｜ calls>`, every tag name after a space, values read by `string=`."""
+
+from __future__ import annotations
+
+from fixtures.families import deepseek_v4_1 as f
+
+from ..grammars.xml_invoke import XmlInvoke, XmlInvokeSpec
+from ..machine import Grammar
+
+M = f.MARKUP
+SPEC = XmlInvokeSpec(ends=(M.close,), invoke=M.invoke, invoke_end=M.invoke_end, parameter=M.parameter,
+                     parameter_end=M.parameter_end, string_flag=True)
+GRAMMAR = Grammar(starts=(M.open,), open=lambda marker, context: XmlInvoke(SPEC, context), strays=(M.close,))
