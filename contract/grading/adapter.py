@@ -60,6 +60,12 @@ class EngineModule:
     mapping: Mapping[str, str | None]
     module: ModuleType
 
+    @property
+    def without_tool_parser(self) -> frozenset[str]:
+        """Parsers under test that pair no tool parser with their reasoning parser (their pipeline's tool is None)."""
+        pipelines = getattr(self.module, "PIPELINES", {})
+        return frozenset(name for name, pipeline in pipelines.items() if getattr(pipeline, "tool", "") is None)
+
     def load(self) -> Engine | str:
         """The engine, or why it is skipped."""
         try:

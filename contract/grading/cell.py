@@ -24,6 +24,7 @@ class Cell:
     case: str
     mode: str
     vocabulary: str | None = None  # what the cell is graded on (`vocabulary_label`); None without a family
+    calls_parsed: bool = True  # False: the parser under test is a reasoning parser with no tool parser beside it
 
     @property
     def parser(self) -> str:
@@ -71,6 +72,13 @@ def settled(cell: Cell, registry: Mapping[str, Family]) -> dict[str, Any] | None
         return {"outcome": "n/a", "reason": position.reason}
     if isinstance(position, Unimplemented):
         return {"outcome": "unimplemented", "reason": position.reason}
+    if not cell.calls_parsed:
+        sample = family.sample(case(cell.case))
+        holds_call = not isinstance(sample, (NotApplicable, Unimplemented)) and sample.expected.preferred.tool_calls
+        if case(cell.case).kind == "tool" or holds_call:
+            return {"outcome": "n/a", "reason": f"{cell.parser} is a reasoning parser its server runs with no tool "
+                                                "parser beside it: tool-call markup is not parsed, so only the "
+                                                "reasoning cases whose output holds no call are graded"}
     return None
 
 

@@ -66,7 +66,8 @@ def plan(
             vocabulary = vocabulary_label(graded_on) if graded_on else None
             for c in wanted_cases:
                 for m in wanted_modes if family else [mode("batch")]:
-                    cells.append(Cell(spec, module.name, parser_name, family, c.id, m.name, vocabulary))
+                    cells.append(Cell(spec, module.name, parser_name, family, c.id, m.name, vocabulary,
+                                      calls_parsed=parser_name not in module.without_tool_parser))
     return cells
 
 
