@@ -40,6 +40,9 @@ PIPELINES: dict[str, Pipeline] = {
     "phi4": Pipeline("phi4_mini", tool="phi4"),
     "jamba": Pipeline("jamba", tool="jamba"),
     "gemma4": Pipeline("gemma4", tool="gemma4", reasoning="gemma4"),
+    # reasoning parsers Dynamo registers with no tool parser for their format: served alone
+    "granite": Pipeline("granite", reasoning="granite"),
+    "step3": Pipeline("step3", reasoning="step3"),
     # DeepSeek-R1's reasoning parser (thinking always on) beside DeepSeek V3's tool parser (issue 23)
     "deepseek_r1": Pipeline("deepseek_v3", tool="deepseek_v3", reasoning="deepseek_r1"),
 }
