@@ -18,9 +18,8 @@ ENGINE = "dynamo"
 # three DeepSeek V3 pairs, minimax_m2 (both), mistral (both), llama3_json, pythonic, phi4, jamba; v2 only
 # (no v1 pair): glm45, glm47, kimi_k2, kimi_k25; both (auto picks v1): qwen3_coder, gemma4, deepseek_v4.
 # Not graded: harmony/gpt_oss (needs the o200k_harmony vocabulary as the frontend's tokenizer.json),
-# formats with no family yet (qwen3, nemotron_deci, inkling, muse*, kimi_k3, minimax_m3*, deepseek_v41,
-# default) and reasoning-only names (step3, granite, basic, nemotron*); qwen25 and
-# nemotron_nano are aliases of hermes and qwen3_coder.
+# formats with no family yet (nemotron_deci, inkling, muse*, kimi_k3, minimax_m3*, deepseek_v41, default) and
+# reasoning-only names (step3, granite, basic); qwen25 and nemotron_nano are aliases of hermes and qwen3_coder.
 PIPELINES: dict[str, Pipeline] = {
     "hermes": Pipeline("hermes", tool="hermes", reasoning="qwen3"),
     "kimi_k2": Pipeline("kimi_k2", tool="kimi_k2", reasoning="kimi_k2"),
@@ -44,6 +43,15 @@ PIPELINES: dict[str, Pipeline] = {
     "gemma4": Pipeline("gemma4", tool="gemma4", reasoning="gemma4"),
     # DeepSeek-R1's reasoning parser (thinking always on) beside DeepSeek V3's tool parser (issue 23)
     "deepseek_r1": Pipeline("deepseek_v3", tool="deepseek_v3", reasoning="deepseek_r1"),
+    # more names on formats that are families already (issue 23). Tool name `qwen3` is only the parsers-v2 unified
+    # Qwen3 family (Qwen3-Coder XML), routed to only with DYN_PARSER_VERSION=2 and a reasoning parser of the same
+    # family (qwen3); on the default generation no v1 tool parser has that name and no call is extracted
+    "qwen3": Pipeline("qwen3_coder", tool="qwen3", reasoning="qwen3"),
+    # Nemotron 3 reasoning names: <think> with thinking always on; nemotron_v3 / nemotron3 also leave reasoning at
+    # a <tool_call>
+    "nemotron_v3": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="nemotron_v3"),
+    "nemotron3": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="nemotron3"),
+    "nemotron_nano": Pipeline("qwen3_coder", tool="nemotron_nano", reasoning="nemotron_nano"),
 }
 MAPPING = mapping(PIPELINES)
 
