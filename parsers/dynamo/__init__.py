@@ -45,6 +45,19 @@ PIPELINES: dict[str, Pipeline] = {
     "step3": Pipeline("step3", reasoning="step3"),
     # DeepSeek-R1's reasoning parser (thinking always on) beside DeepSeek V3's tool parser (issue 23)
     "deepseek_r1": Pipeline("deepseek_v3", tool="deepseek_v3", reasoning="deepseek_r1"),
+    # more names on formats that are families already (issue 23). Tool name `qwen3` is only the parsers-v2 unified
+    # Qwen3 family (Qwen3-Coder XML), routed to only with DYN_PARSER_VERSION=2 and a reasoning parser of the same
+    # family (qwen3); on the default generation no v1 tool parser has that name and no call is extracted
+    "qwen3": Pipeline("qwen3_coder", tool="qwen3", reasoning="qwen3"),
+    # Nemotron 3 reasoning names: <think> with thinking always on; nemotron_v3 / nemotron3 also leave reasoning at
+    # a <tool_call>
+    "nemotron_v3": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="nemotron_v3"),
+    "nemotron3": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="nemotron3"),
+    "nemotron_nano": Pipeline("qwen3_coder", tool="nemotron_nano", reasoning="nemotron_nano"),
+    # two more reasoning names beside the tool parsers they serve with: `basic` (plain <think>, Hermes/Qwen) and the
+    # reasoning parser named after Qwen3-Coder
+    "basic": Pipeline("hermes", tool="hermes", reasoning="basic"),
+    "qwen3_coder-think": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="qwen3_coder"),
 }
 MAPPING = mapping(PIPELINES)
 
