@@ -56,6 +56,8 @@ PIPELINES: dict[str, Pipeline] = {
     "nemotron_nano": Pipeline("qwen3_coder", tool="nemotron_nano", reasoning="nemotron_nano"),
     # two more reasoning names beside the tool parsers they serve with: `basic` (plain <think>, Hermes/Qwen) and the
     # reasoning parser named after Qwen3-Coder
+    # `default`, the tool parser a model gets when none is named: JSON after <|python_tag|> (or in <TOOLCALL>)
+    "default": Pipeline("llama3_json", tool="default"),
     "basic": Pipeline("hermes", tool="hermes", reasoning="basic"),
     "qwen3_coder-think": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="qwen3_coder"),
 }
