@@ -58,6 +58,8 @@ PIPELINES: dict[str, Pipeline] = {
     # reasoning parser named after Qwen3-Coder
     # `default`, the tool parser a model gets when none is named: JSON after <|python_tag|> (or in <TOOLCALL>)
     "default": Pipeline("llama3_json", tool="default"),
+    # gpt-oss: the frontend decodes the o200k_harmony ids with the family's tokenizer.json like any other
+    "harmony": Pipeline("harmony", tool="harmony", reasoning="gpt_oss"),
     "basic": Pipeline("hermes", tool="hermes", reasoning="basic"),
     "qwen3_coder-think": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="qwen3_coder"),
 }
