@@ -41,11 +41,17 @@ PIPELINES: dict[str, Pipeline] = {
     "llama4_pythonic": Pipeline("pythonic", tool="llama4_pythonic"),
     "gemma4": Pipeline("gemma4", tool="gemma4", reasoning="gemma4"),
     # more registered names on formats that are families already (issue 23): Ling-3 writes GLM-4.7's XML;
-    # Nemotron V3 and Granite 4.2 think as Qwen3 does; Holo2 is DeepSeek V3's parser with thinking on
+    # Nemotron V3 and Granite 4.2 think as Qwen3 does; Holo2 is DeepSeek V3's parser with thinking on;
+    # Granite 4 writes Hermes JSON; Step-3.5 and Step-5 write Qwen3-Coder XML, thinking always on
     "ling3": Pipeline("glm47", tool="ling3", reasoning="ling3"),
+    "granite4": Pipeline("hermes", tool="granite4", reasoning="qwen3"),
     "nemotron_v3": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="nemotron_v3"),
     "granite_thinking_parser": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="granite_thinking_parser"),
+    "step3p5": Pipeline("qwen3_coder", tool="step3p5", reasoning="step3p5"),
+    # Step-5: its reasoning parser is DeepSeek-R1's (deepseek_r1 below), which assumes thinking is always on
+    "step5": Pipeline("qwen3_coder", tool="step5", reasoning="step5"),
     "holo2": Pipeline("deepseek_v3", tool="deepseek_v3", reasoning="holo2"),
+    "deepseek_r1": Pipeline("deepseek_v3", tool="deepseek_v3", reasoning="deepseek_r1"),
     # gpt-oss: the server composes both into its HarmonyParser, which reads o200k_harmony token ids
     "openai": Pipeline("harmony", tool="openai", reasoning="openai_gptoss"),
 }
