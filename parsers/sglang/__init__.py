@@ -36,9 +36,14 @@ PIPELINES: dict[str, Pipeline] = {
     "gpt-oss": Pipeline("harmony", tool="gpt-oss", reasoning="gpt-oss"),
     # more registered names on formats that are families already (issue 23)
     "ling3": Pipeline("glm45", tool="ling3", reasoning="ling3"),  # Glm4MoeDetector and Glm45Detector subclasses
+    # Laguna (Poolside) and Spark-X2.5 write GLM-4.7's compact <arg_key>/<arg_value> calls
+    "poolside_v1": Pipeline("glm47", tool="poolside_v1", reasoning="poolside_v1"),  # reasoning: Qwen3Detector, thinking opt-in
+    "spark25": Pipeline("glm47", tool="spark25", reasoning="qwen3"),  # the model card's launch: --reasoning-parser qwen3
     "trinity": Pipeline("hermes", tool="trinity", reasoning="qwen3"),  # Qwen25Detector that deletes think tags
     "nemotron_3": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="nemotron_3"),
     "granite_thinking_parser": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="granite_thinking_parser"),
+    # Not graded: mimo (MiMo-V2 writes Qwen3-Coder's tags compact, `<parameter=K>V</parameter>` with no
+    # newlines, and its detector keeps a value verbatim: no family has that layout yet)
 }
 MAPPING = mapping(PIPELINES)
 
