@@ -11,14 +11,13 @@ from parsers import Engine, Pipeline, mapping
 ENGINE = "sglang"
 
 # parser under test -> (family, --tool-call-parser, --reasoning-parser), as a server would be started
+# The names not graded, each with why: coverage.toml beside this file.
 PIPELINES: dict[str, Pipeline] = {
     "hermes": Pipeline("hermes", tool="hermes", reasoning="qwen3"),
     "qwen25": Pipeline("hermes", tool="qwen25", reasoning="qwen3"),
     "kimi_k2": Pipeline("kimi_k2", tool="kimi_k2", reasoning="kimi_k2"),
     "qwen3_coder": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="qwen3"),
     # DeepSeek: the thinking-aware `deepseek-v3` reasoning parser (deepseek-r1 always forces reasoning).
-    # Not graded: `--tool-call-parser deepseekv4` switches the server to the dsv4 encoding spec, which
-    # parses token ids through the `deepseek_recipe` package (not in the pins), never through this detector.
     "deepseekv3": Pipeline("deepseek_v3", tool="deepseekv3", reasoning="deepseek-v3"),
     "deepseekv31": Pipeline("deepseek_v3_1", tool="deepseekv31", reasoning="deepseek-v3"),
     "deepseekv32": Pipeline("deepseek_v3_2", tool="deepseekv32", reasoning="deepseek-v3"),
@@ -36,6 +35,9 @@ PIPELINES: dict[str, Pipeline] = {
     "gpt-oss": Pipeline("harmony", tool="gpt-oss", reasoning="gpt-oss"),
     # more registered names on formats that are families already (issue 23)
     "ling3": Pipeline("glm45", tool="ling3", reasoning="ling3"),  # Glm4MoeDetector and Glm45Detector subclasses
+    # Laguna (Poolside) and Spark-X2.5 write GLM-4.7's compact <arg_key>/<arg_value> calls
+    "poolside_v1": Pipeline("glm47", tool="poolside_v1", reasoning="poolside_v1"),  # reasoning: Qwen3Detector, thinking opt-in
+    "spark25": Pipeline("glm47", tool="spark25", reasoning="qwen3"),  # the model card's launch: --reasoning-parser qwen3
     "trinity": Pipeline("hermes", tool="trinity", reasoning="qwen3"),  # Qwen25Detector that deletes think tags
     "nemotron_3": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="nemotron_3"),
     "granite_thinking_parser": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="granite_thinking_parser"),

@@ -35,6 +35,7 @@ PIPELINES: dict[str, Pipeline] = {
     # gpt-oss: two text parsers of Harmony channels each (the tool names are aliases of one class)
     "harmony": Pipeline("harmony", tool="harmony", reasoning="harmony"),
     "gpt-oss": Pipeline("harmony", tool="gpt-oss", reasoning="gpt_oss"),
+    "poolside_v1": Pipeline("glm47", tool="poolside_v1", reasoning="poolside_v1"),  # a Glm47ToolParser subclass
 }
 MAPPING = mapping(PIPELINES)
 
