@@ -106,3 +106,10 @@ def test_readme_engine_table_shows_each_recorded_share() -> None:
         row = next(line for line in section.splitlines() if line.startswith(f"| {entry.title} {entry.version} |"))
         shown = f"{record.covered} of {record.registered} ({record.share:.0%})"
         assert row.rstrip().endswith(f"| {shown} |"), (engine, shown, row[-60:])
+
+
+def test_readme_states_the_pooled_share_of_the_records() -> None:
+    records = [engine_record(importlib.import_module(ENGINES[e].module).__file__) for e in REGISTRY_ENGINES]
+    covered, registered = sum(r.covered for r in records), sum(r.registered for r in records)
+    line = f"All engines pooled: {covered} of {registered} registered names covered ({covered / registered:.0%})."
+    assert line in (ROOT / "README.md").read_text(encoding="utf-8"), line
