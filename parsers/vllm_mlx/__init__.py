@@ -35,6 +35,12 @@ PIPELINES: dict[str, Pipeline] = {
     # gpt-oss: two text parsers of Harmony channels each (the tool names are aliases of one class)
     "harmony": Pipeline("harmony", tool="harmony", reasoning="harmony"),
     "gpt-oss": Pipeline("harmony", tool="gpt-oss", reasoning="gpt_oss"),
+    # `auto` (alias `generic`), the parser vllm-mlx serves when none is named, detects the format from the text:
+    # graded on the families it claims to read that models serve most, with each family's reasoning parser
+    "auto-hermes": Pipeline("hermes", tool="auto", reasoning="qwen3"),
+    "auto-qwen3_coder": Pipeline("qwen3_coder", tool="auto", reasoning="qwen3"),
+    "auto-glm47": Pipeline("glm47", tool="auto", reasoning="glm4"),
+    "auto-gemma4": Pipeline("gemma4", tool="auto", reasoning="gemma4"),
 }
 MAPPING = mapping(PIPELINES)
 
