@@ -36,6 +36,12 @@ PIPELINES: dict[str, Pipeline] = {
     "harmony": Pipeline("harmony", tool="harmony", reasoning="harmony"),
     "gpt-oss": Pipeline("harmony", tool="gpt-oss", reasoning="gpt_oss"),
     "poolside_v1": Pipeline("glm47", tool="poolside_v1", reasoning="poolside_v1"),  # a Glm47ToolParser subclass
+    # `auto` (alias `generic`), the parser vllm-mlx serves when none is named, detects the format from the text:
+    # graded on the families it claims to read that models serve most, with each family's reasoning parser
+    "auto-hermes": Pipeline("hermes", tool="auto", reasoning="qwen3"),
+    "auto-qwen3_coder": Pipeline("qwen3_coder", tool="auto", reasoning="qwen3"),
+    "auto-glm47": Pipeline("glm47", tool="auto", reasoning="glm4"),
+    "auto-gemma4": Pipeline("gemma4", tool="auto", reasoning="gemma4"),
 }
 MAPPING = mapping(PIPELINES)
 
