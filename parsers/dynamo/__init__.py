@@ -33,6 +33,7 @@ PIPELINES: dict[str, Pipeline] = {
     "minimax_m2": Pipeline("minimax_m2", tool="minimax_m2", reasoning="minimax_m2"),
     "minimax_append_think": Pipeline(
         "minimax_m2", tool="minimax_m2", reasoning="minimax_append_think", reasoning_in_content=True),
+    "minimax_m3": Pipeline("minimax_m3", tool="minimax_m3", reasoning="minimax_m3"),
     "mistral": Pipeline("mistral", tool="mistral", reasoning="mistral"),
     "mistral_pre_v11": Pipeline("mistral_pre_v11", tool="mistral"),
     "llama3_json": Pipeline("llama3_json", tool="llama3_json"),

@@ -26,6 +26,7 @@ PIPELINES: dict[str, Pipeline] = {
     "minimax-m2": Pipeline("minimax_m2", tool="minimax-m2", reasoning="minimax"),
     "minimax-append-think": Pipeline(
         "minimax_m2", tool="minimax-m2", reasoning="minimax-append-think", reasoning_in_content=True),
+    "minimax-m3": Pipeline("minimax_m3", tool="minimax-m3", reasoning="minimax-m3"),
     "step3": Pipeline("step3", tool="step3", reasoning="step3"),
     "mistral": Pipeline("mistral", tool="mistral", reasoning="mistral"),
     "mistral_pre_v11": Pipeline("mistral_pre_v11", tool="mistral"),

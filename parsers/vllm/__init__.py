@@ -26,6 +26,7 @@ PIPELINES: dict[str, Pipeline] = {
     "minimax_m2": Pipeline("minimax_m2", tool="minimax_m2", reasoning="minimax_m2"),
     "minimax_m2_append_think": Pipeline(
         "minimax_m2", tool="minimax_m2", reasoning="minimax_m2_append_think", reasoning_in_content=True),
+    "minimax_m3": Pipeline("minimax_m3", tool="minimax_m3", reasoning="minimax_m3"),
     "step3": Pipeline("step3", tool="step3", reasoning="step3"),
     "mistral": Pipeline("mistral", tool="mistral", reasoning="mistral"),
     # the same tool parser picks the pre-v11 grammar when the tokenizer has no [ARGS] token
