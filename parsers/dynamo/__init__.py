@@ -42,6 +42,8 @@ PIPELINES: dict[str, Pipeline] = {
     "gemma4": Pipeline("gemma4", tool="gemma4", reasoning="gemma4"),
     # DeepSeek-R1's reasoning parser (thinking always on) beside DeepSeek V3's tool parser (issue 23)
     "deepseek_r1": Pipeline("deepseek_v3", tool="deepseek_v3", reasoning="deepseek_r1"),
+    "muse": Pipeline("muse", tool="muse", reasoning="muse"),
+    "muse_glimmer": Pipeline("muse", tool="muse_glimmer", reasoning="muse_glimmer"),
 }
 MAPPING = mapping(PIPELINES)
 
