@@ -63,6 +63,8 @@ PIPELINES: dict[str, Pipeline] = {
     "harmony": Pipeline("harmony", tool="harmony", reasoning="gpt_oss"),
     "basic": Pipeline("hermes", tool="hermes", reasoning="basic"),
     "qwen3_coder-think": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="qwen3_coder"),
+    "muse": Pipeline("muse", tool="muse", reasoning="muse"),
+    "muse_glimmer": Pipeline("muse", tool="muse_glimmer", reasoning="muse_glimmer"),
 }
 MAPPING = mapping(PIPELINES)
 

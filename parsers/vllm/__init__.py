@@ -55,6 +55,9 @@ PIPELINES: dict[str, Pipeline] = {
     "deepseek_r1": Pipeline("deepseek_v3", tool="deepseek_v3", reasoning="deepseek_r1"),
     # gpt-oss: the server composes both into its HarmonyParser, which reads o200k_harmony token ids
     "openai": Pipeline("harmony", tool="openai", reasoning="openai_gptoss"),
+    # Muse: the Spark profile (musespark1x is bound to the same classes) and the Glimmer compatibility profile
+    "muse": Pipeline("muse", tool="muse", reasoning="muse"),
+    "muse_glimmer": Pipeline("muse", tool="muse_glimmer", reasoning="muse_glimmer"),
 }
 MAPPING = mapping(PIPELINES)
 
