@@ -17,7 +17,7 @@ GUIDE = ROOT / "docs" / "adapters.md"
 def guide_files() -> dict[str, str]:
     """Each fenced block of the guide that starts with `# file: PATH`, by path."""
     files = {}
-    for block in re.findall(r"```python\n(.*?)```", GUIDE.read_text(), re.S):
+    for block in re.findall(r"```(?:python|toml)\n(.*?)```", GUIDE.read_text(), re.S):
         first, _, body = block.partition("\n")
         if first.startswith("# file: "):
             files[first.removeprefix("# file: ").strip()] = body
@@ -26,7 +26,7 @@ def guide_files() -> dict[str, str]:
 
 def guide_known_broken() -> str:
     """The guide's KnownBroken entry for the worked adapter (its triage step), unindented."""
-    block = re.search(r"```toml\n(.*?)```", GUIDE.read_text(), re.S)
+    block = re.search(r"```toml\n(?!# file: )(.*?)```", GUIDE.read_text(), re.S)
     assert block is not None, "docs/adapters.md lost its KnownBroken example"
     return "\n".join(line.strip() for line in block.group(1).splitlines()) + "\n"
 
@@ -40,7 +40,8 @@ def _status() -> str:
 @pytest.mark.slow
 def test_the_worked_adapter_of_the_guide_is_graded(tmp_path: Path) -> None:
     files = guide_files()
-    assert set(files) == {"tinyllm.py", "tiny_adapter/__init__.py", "tiny_adapter/adapter.py"}
+    assert set(files) == {"tinyllm.py", "tiny_adapter/__init__.py", "tiny_adapter/adapter.py",
+                          "tiny_adapter/coverage.toml"}
     folder = tmp_path / "engine"
     for name, text in files.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
