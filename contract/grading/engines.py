@@ -24,7 +24,7 @@ class EngineEntry:
     version: str | None = None  # pinned
     pinned: bool = True  # installed --no-deps with parsers/pins/<distribution>-<version>.pins.txt
     torch: bool = False  # imports torch: the CPU build is installed first (the engine's metadata would pull CUDA)
-    harmony_vocab: bool = False  # grades Harmony through openai-harmony: needs o200k_base.tiktoken, offline
+    harmony_vocab: bool = False  # grades the Harmony family on o200k_harmony ids: needs o200k_base.tiktoken, offline
     server: bool = False  # graded over an HTTP server the adapter starts on 127.0.0.1 (its repros start one too)
     repro_sample: tuple[int, int] = (0, 0)  # known-broken and passing cells `nox -s repro -- --verify` checks
 
@@ -58,6 +58,6 @@ ENGINES: dict[str, EngineEntry] = {entry.name: entry for entry in (
     EngineEntry("lmdeploy", "lmdeploy", "lmdeploy", "0.18.0", torch=True, repro_sample=(6, 3)),
     EngineEntry("vllm-mlx", "vllm-mlx", "vllm-mlx", "0.6.0", repro_sample=(6, 3)),
     # the Rust frontend, driven over HTTP
-    EngineEntry("dynamo", "Dynamo", "ai-dynamo-runtime", "1.6.1", server=True, repro_sample=(6, 3)),
+    EngineEntry("dynamo", "Dynamo", "ai-dynamo-runtime", "1.6.1", server=True, harmony_vocab=True, repro_sample=(6, 3)),
     EngineEntry("transformers", "transformers", "transformers", "5.23.0", repro_sample=(3, 2)),
 )}
