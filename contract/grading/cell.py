@@ -72,14 +72,17 @@ def settled(cell: Cell, registry: Mapping[str, Family]) -> dict[str, Any] | None
         return {"outcome": "n/a", "reason": position.reason}
     if isinstance(position, Unimplemented):
         return {"outcome": "unimplemented", "reason": position.reason}
-    if not cell.calls_parsed:
-        sample = family.sample(case(cell.case))
-        holds_call = not isinstance(sample, (NotApplicable, Unimplemented)) and sample.expected.preferred.tool_calls
-        if case(cell.case).kind == "tool" or holds_call:
-            return {"outcome": "n/a", "reason": f"{cell.parser} is a reasoning parser its server runs with no tool "
-                                                "parser beside it: tool-call markup is not parsed, so only the "
-                                                "reasoning cases whose output holds no call are graded"}
+    if not cell.calls_parsed and (case(cell.case).kind == "tool" or _holds_call(family, cell.case)):
+        return {"outcome": "n/a", "reason": f"{cell.parser} is a reasoning parser its server runs with no tool "
+                                            "parser beside it: tool-call markup is not parsed, so only the "
+                                            "reasoning cases whose output holds no call are graded"}
     return None
+
+
+def _holds_call(family: Family, case_id: str) -> bool:
+    """Does the family's sample of the case expect a call (rendered only for parsers without a tool parser)?"""
+    sample = family.sample(case(case_id))
+    return not isinstance(sample, (NotApplicable, Unimplemented)) and bool(sample.expected.preferred.tool_calls)
 
 
 def identity(cell: Cell) -> dict[str, Any]:

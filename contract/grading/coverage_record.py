@@ -43,13 +43,6 @@ class CoverageRecord:
     def share(self) -> float:
         return self.covered / self.registered if self.registered else 1.0
 
-    def reasons(self) -> dict[str, dict[str, tuple[str, ...]]]:
-        """reason -> kind -> names, in the file's order."""
-        out: dict[str, dict[str, list[str]]] = {}
-        for (kind, name), reason in self.not_graded.items():
-            out.setdefault(reason, {k: [] for k in KINDS})[kind].append(name)
-        return {reason: {k: tuple(v) for k, v in kinds.items()} for reason, kinds in out.items()}
-
 
 def read_record(path: Path) -> CoverageRecord:
     """Read and check one record; a problem raises one line naming the file and key."""

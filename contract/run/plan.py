@@ -59,6 +59,7 @@ def plan(
     cells: list[Cell] = []
     for spec in engines:
         module = engine_module(spec)
+        without_tool_parser = module.without_tool_parser
         for parser_name, family in module.mapping.items():
             if wanted_families is not None and family not in wanted_families:
                 continue
@@ -67,7 +68,7 @@ def plan(
             for c in wanted_cases:
                 for m in wanted_modes if family else [mode("batch")]:
                     cells.append(Cell(spec, module.name, parser_name, family, c.id, m.name, vocabulary,
-                                      calls_parsed=parser_name not in module.without_tool_parser))
+                                      calls_parsed=parser_name not in without_tool_parser))
     return cells
 
 
