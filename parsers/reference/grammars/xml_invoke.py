@@ -6,6 +6,10 @@ spellings. Values are raw text. Where the spec has a `string="true|false"` attri
 missing) the declared schema types the value. Arguments stream as a growing JSON object: a string
 value character by character, other values once complete. A missing PARAMETER_END or INVOKE_END is
 recovered at the next tag; a self-closing `INVOKE NAME"/>` is a call without arguments.
+
+Kimi K3 XTML ends heads with `<|sep|>` instead of `>` (`head_end`), types each value by a `type="…"`
+attribute (`string` verbatim, anything else a JSON literal), escapes `&` and `"` in attribute values, and
+holds arguments that are no JSON object as the raw text of one `json` element (`json_block`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from .gap import Gap
 from .stepper import MarkerStepper, not_a_name, not_a_start
 
 _STRING_FLAG = re.compile(r'\bstring\s*=\s*"(true|false)"')
+_TYPE = re.compile(r'\btype\s*=\s*"([^"]*)"')
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,11 @@ class XmlInvokeSpec:
     wrappers: tuple[str, ...] = ()  # per-call markup around an invoke, skipped (Step-3)
     string_flag: bool = False  # a `string="true|false"` attribute says how to read the value
     nulls: tuple[str, ...] = ("null",)  # schema-typed values meaning null, lower case
+    head_end: str = ">"  # ends an invoke or parameter head
+    type_attribute: bool = False  # a `type="…"` attribute: `string` (or none) is raw text, others JSON
+    attribute_entities: bool = False  # names and keys escape `&` and `"` as `&amp;` and `&quot;`
+    json_block: str = ""  # an element in an invoke whose text is the whole arguments, verbatim (K3)
+    json_block_end: str = ""
 
 
 class _At(Enum):
@@ -43,6 +53,7 @@ class _At(Enum):
     BODY = 2  # inside an invoke, between parameters
     KEY = 3  # inside a parameter head, up to `>`
     VALUE = 4
+    JSON = 5  # inside a json_block element
 
 
 def _escaped(text: str) -> str:
@@ -111,44 +122,67 @@ class XmlInvoke(MarkerStepper):
         self.count = 0  # parameters written into the current call
         self.lead = ""  # whitespace after the section opener, held until a marker shows a call follows
         self.started = False  # a marker has been read after the opener
+        self.raw: str | None = None  # the text of a json_block element being read
+        self.verbatim = False  # the current call's arguments are a json_block's text, already whole
 
     def _markers(self) -> tuple[str, ...]:
         s = self.spec
         if self.at is _At.BETWEEN:
             return (s.invoke, *s.wrappers, *s.ends)
         if self.at is _At.BODY:
-            return (s.parameter, s.invoke_end, s.invoke, *s.ends)
+            return (s.parameter, s.invoke_end, s.invoke, *s.ends, *((s.json_block,) if s.json_block else ()))
         if self.at is _At.VALUE:
             return (s.parameter_end, s.parameter, s.invoke_end)
-        return (">",)
+        if self.at is _At.JSON:
+            return (s.json_block_end, s.invoke_end)
+        return (s.head_end,)
 
     @property
     def _call(self) -> PartialCall:
         return self.calls[-1]
 
+    def _attribute(self, text: str) -> str:
+        return text.replace("&quot;", '"').replace("&amp;", "&") if self.spec.attribute_entities else text
+
     def _open_call(self) -> None:
         head, self.head = self.head.strip(), ""
-        self.calls.append(PartialCall(name=head.split('"', 1)[0].strip(), arguments="{"))
+        self.calls.append(PartialCall(name=self._attribute(head.split('"', 1)[0].strip()), arguments="{"))
         self.count = 0
+        self.verbatim = False
         if head.endswith("/"):  # self-closing: no arguments
             self._end_call()
         else:
             self.at = _At.BODY
 
     def _end_call(self) -> None:
-        self._call.arguments += "}"
+        if self.raw is not None:
+            self._end_raw()
+        if not self.verbatim:
+            self._call.arguments += "}"
         self.at = _At.BETWEEN
+
+    def _end_raw(self) -> None:
+        """A json_block's text is the call's arguments, as written (when nothing else was written yet)."""
+        assert self.raw is not None
+        if self.count == 0 and not self.verbatim:
+            self._call.arguments = self.raw
+            self.verbatim = True
+        self.raw = None
 
     def _begin_value(self) -> None:
         head, self.head = self.head, ""
-        key = head.split('"', 1)[0].strip()
+        key = self._attribute(head.split('"', 1)[0].strip())
         found = _STRING_FLAG.search(head) if self.spec.string_flag else None
+        flag = found.group(1) if found else None
+        if self.spec.type_attribute:
+            typed = _TYPE.search(head)
+            flag = "true" if typed is None or typed.group(1) == "string" else "false"
         name = self._call.name or ""
         kind = declared_type(self.context, name, key)
         if kind is None and self.context.tool(name) is not None:
             kind = "string"  # undeclared keys of a declared tool stay strings
         self._call.arguments += (", " if self.count else "") + json.dumps(key, ensure_ascii=False) + ": "
-        self.value = _Value(self._call, kind, found.group(1) if found else None, self.spec.nulls)
+        self.value = _Value(self._call, kind, flag, self.spec.nulls)
         self.at = _At.VALUE
 
     def _end_value(self) -> None:
@@ -182,7 +216,15 @@ class XmlInvoke(MarkerStepper):
             self._end_value()
             if marker == s.parameter_end:
                 return False
-        if marker == s.parameter:
+        if self.at is _At.JSON:
+            self._end_raw()
+            self.at = _At.BODY
+            if marker == s.json_block_end:
+                return False
+        if s.json_block and marker == s.json_block:
+            self.raw = ""
+            self.at = _At.JSON
+        elif marker == s.parameter:
             self.at = _At.KEY
         elif marker == s.invoke_end:
             self._end_call()
@@ -202,6 +244,9 @@ class XmlInvoke(MarkerStepper):
         elif self.at is _At.VALUE:
             assert self.value is not None
             self.value.grow(text)
+        elif self.at is _At.JSON:
+            assert self.raw is not None
+            self.raw += text
         elif self.at is _At.BETWEEN and not self.started:
             self.lead += text
         else:
@@ -218,5 +263,5 @@ class XmlInvoke(MarkerStepper):
         elif self.at is _At.VALUE:
             self._end_value()
             self._end_call()
-        elif self.at in (_At.BODY, _At.KEY):
+        elif self.at in (_At.BODY, _At.KEY, _At.JSON):
             self._end_call()
