@@ -65,6 +65,8 @@ PIPELINES: dict[str, Pipeline] = {
     "qwen3_coder-think": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="qwen3_coder"),
     "muse": Pipeline("muse", tool="muse", reasoning="muse"),
     "muse_glimmer": Pipeline("muse", tool="muse_glimmer", reasoning="muse_glimmer"),
+    # kimi-k3 is the same implementation under the other separator
+    "kimi_k3": Pipeline("kimi_k3_xtml", tool="kimi_k3", reasoning="kimi_k3"),
 }
 MAPPING = mapping(PIPELINES)
 

@@ -58,6 +58,8 @@ PIPELINES: dict[str, Pipeline] = {
     # Muse: the Spark profile (musespark1x is bound to the same classes) and the Glimmer compatibility profile
     "muse": Pipeline("muse", tool="muse", reasoning="muse"),
     "muse_glimmer": Pipeline("muse", tool="muse_glimmer", reasoning="muse_glimmer"),
+    # Kimi K3: either name selects the KimiK3Parser that composes the two (vllm/parser/parser_manager.py)
+    "kimi_k3": Pipeline("kimi_k3_xtml", tool="kimi_k3", reasoning="kimi_k3"),
 }
 MAPPING = mapping(PIPELINES)
 
