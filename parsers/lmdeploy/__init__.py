@@ -24,6 +24,9 @@ PIPELINES: dict[str, Pipeline] = {
     "deepseek-v4": Pipeline("deepseek_v4", tool="deepseek-v4", reasoning="deepseek-v4"),
     "glm47": Pipeline("glm47", tool="glm47", reasoning="default"),
     "llama3": Pipeline("llama3_json", tool="llama3"),
+    # Intern-S1's guide: --tool-call-parser intern-s1 --reasoning-parser intern-s1 (legacy name of `default`);
+    # `internlm` is the same class
+    "intern-s1": Pipeline("internlm2", tool="intern-s1", reasoning="default"),
     # lmdeploy has no DeepSeek V3 tool parser: its `deepseek-v3` reasoning parser is served alone, and cells
     # whose output holds a call are n/a for it (calls stay text)
     "deepseek-v3": Pipeline("deepseek_v3", reasoning="deepseek-v3"),

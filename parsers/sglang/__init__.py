@@ -36,6 +36,7 @@ PIPELINES: dict[str, Pipeline] = {
     "gpt-oss": Pipeline("harmony", tool="gpt-oss", reasoning="gpt-oss"),
     "muse": Pipeline("muse", tool="muse", reasoning="muse"),
     "kimi_k3": Pipeline("kimi_k3_xtml", tool="kimi_k3", reasoning="kimi_k3"),
+    "interns1": Pipeline("internlm2", tool="interns1", reasoning="interns1"),  # reasoning: Qwen3Detector
     # more registered names on formats that are families already (issue 23)
     "ling3": Pipeline("glm45", tool="ling3", reasoning="ling3"),  # Glm4MoeDetector and Glm45Detector subclasses
     # Laguna (Poolside) and Spark-X2.5 write GLM-4.7's compact <arg_key>/<arg_value> calls

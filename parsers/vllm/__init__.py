@@ -38,6 +38,7 @@ PIPELINES: dict[str, Pipeline] = {
     "granite": Pipeline("granite", tool="granite", reasoning="granite"),  # Granite 3.2: both, as served
     "phi4_mini_json": Pipeline("phi4_mini", tool="phi4_mini_json"),
     "jamba": Pipeline("jamba", tool="jamba"),
+    "internlm": Pipeline("internlm2", tool="internlm"),  # vLLM registers no InternLM / Intern-S1 reasoning parser
     "pythonic": Pipeline("pythonic", tool="pythonic"),
     "llama4_pythonic": Pipeline("pythonic", tool="llama4_pythonic"),
     "gemma4": Pipeline("gemma4", tool="gemma4", reasoning="gemma4"),
