@@ -58,6 +58,8 @@ PIPELINES: dict[str, Pipeline] = {
     # Muse: the Spark profile (musespark1x is bound to the same classes) and the Glimmer compatibility profile
     "muse": Pipeline("muse", tool="muse", reasoning="muse"),
     "muse_glimmer": Pipeline("muse", tool="muse_glimmer", reasoning="muse_glimmer"),
+    # K2 Horizon (IFM): the tool parser reads the spelling chat_template_kwargs.tool_call_format names (default xml)
+    "k2_horizon": Pipeline("k2_horizon_ifm", tool="k2_horizon", reasoning="k2_horizon"),
 }
 MAPPING = mapping(PIPELINES)
 
