@@ -45,6 +45,7 @@ PIPELINES: dict[str, Pipeline] = {
     "granite_thinking_parser": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="granite_thinking_parser"),
     # K2 Horizon (IFM): K2V3Detector for both; reasoning always forced (the template prefills the opener)
     "k2_horizon": Pipeline("k2_horizon_ifm", tool="k2_horizon", reasoning="k2_horizon"),
+    "dots": Pipeline("dots_xml", tool="dots", reasoning="dots"),  # reasoning: Qwen3Detector
 }
 MAPPING = mapping(PIPELINES)
 

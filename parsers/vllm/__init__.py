@@ -60,6 +60,8 @@ PIPELINES: dict[str, Pipeline] = {
     "muse_glimmer": Pipeline("muse", tool="muse_glimmer", reasoning="muse_glimmer"),
     # K2 Horizon (IFM): the tool parser reads the spelling chat_template_kwargs.tool_call_format names (default xml)
     "k2_horizon": Pipeline("k2_horizon_ifm", tool="k2_horizon", reasoning="k2_horizon"),
+    # dots (dots.llm / dots-3): vLLM registers no dots reasoning parser; Qwen3's, as SGLang's `dots` is
+    "dots": Pipeline("dots_xml", tool="dots", reasoning="qwen3"),
 }
 MAPPING = mapping(PIPELINES)
 
