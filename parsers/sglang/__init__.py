@@ -45,6 +45,9 @@ PIPELINES: dict[str, Pipeline] = {
     "trinity": Pipeline("hermes", tool="trinity", reasoning="qwen3"),  # Qwen25Detector that deletes think tags
     "nemotron_3": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="nemotron_3"),
     "granite_thinking_parser": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="granite_thinking_parser"),
+    # K2 Horizon (IFM): K2V3Detector for both; reasoning always forced (the template prefills the opener)
+    "k2_horizon": Pipeline("k2_horizon_ifm", tool="k2_horizon", reasoning="k2_horizon"),
+    "dots": Pipeline("dots_xml", tool="dots", reasoning="dots"),  # reasoning: Qwen3Detector
 }
 MAPPING = mapping(PIPELINES)
 

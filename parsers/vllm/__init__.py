@@ -61,6 +61,10 @@ PIPELINES: dict[str, Pipeline] = {
     "muse_glimmer": Pipeline("muse", tool="muse_glimmer", reasoning="muse_glimmer"),
     # Kimi K3: either name selects the KimiK3Parser that composes the two (vllm/parser/parser_manager.py)
     "kimi_k3": Pipeline("kimi_k3_xtml", tool="kimi_k3", reasoning="kimi_k3"),
+    # K2 Horizon (IFM): the tool parser reads the spelling chat_template_kwargs.tool_call_format names (default xml)
+    "k2_horizon": Pipeline("k2_horizon_ifm", tool="k2_horizon", reasoning="k2_horizon"),
+    # dots (dots.llm / dots-3): vLLM registers no dots reasoning parser; Qwen3's, as SGLang's `dots` is
+    "dots": Pipeline("dots_xml", tool="dots", reasoning="qwen3"),
 }
 MAPPING = mapping(PIPELINES)
 

@@ -1,6 +1,7 @@
 """One call per block as a name and key/value tag pairs: OPEN NAME (<arg_key>K</arg_key> <arg_value>V</arg_value>)* CLOSE.
 
-GLM-4.5/4.6 (newline-separated) and GLM-4.7/5 (compact) write this; whitespace between tags is
+GLM-4.5/4.6 (newline-separated), GLM-4.7/5 (compact) and K2 Horizon (`<ifm|…>` tags, an optional
+`<ifm|arg_type>` between key and value) write this; whitespace between tags is
 framing, so one spec reads both. Values are raw text (strings as written, other types as JSON)
 typed by the declared schema; a value ends only at its own end tag, so other markers inside it
 are text. A value cut by the end of the stream is closed as it stands.
@@ -29,6 +30,8 @@ class ArgPairsSpec:
     value: str = "<arg_value>"
     value_end: str = "</arg_value>"
     name_end: tuple[str, ...] = ("\n",)  # what ends a name besides the first key and CLOSE
+    type: str = ""  # an optional type tag between a key and its value (K2 Horizon's `<ifm|arg_type>`); "" for none
+    type_end: str = ""
 
 
 class _At(Enum):
@@ -38,6 +41,7 @@ class _At(Enum):
     BEFORE_VALUE = 3
     VALUE = 4
     NAMELESS = 5  # arguments without a name: the block is kept as text
+    TYPE = 6  # inside a type tag: the schema types the value, the tag's text is dropped
 
 
 class ArgPairs(MarkerStepper):
@@ -58,9 +62,10 @@ class ArgPairs(MarkerStepper):
             _At.NAME: (s.key, s.close, *s.name_end),
             _At.PAIRS: (s.key, s.close),
             _At.KEY: (s.key_end,),
-            _At.BEFORE_VALUE: (s.value, s.key, s.close),
+            _At.BEFORE_VALUE: (s.value, s.key, s.close, *((s.type,) if s.type else ())),
             _At.VALUE: (s.value_end,),
             _At.NAMELESS: (s.close,),
+            _At.TYPE: (s.type_end,),
         }[self.at]
 
     def _start_call(self) -> None:
@@ -104,7 +109,11 @@ class ArgPairs(MarkerStepper):
         if marker == s.close:
             self._end_object()
             return True
-        if self.at is _At.PAIRS or (self.at is _At.BEFORE_VALUE and marker == s.key):
+        if self.at is _At.BEFORE_VALUE and s.type and marker == s.type:
+            self.at = _At.TYPE
+        elif self.at is _At.TYPE:
+            self.at = _At.BEFORE_VALUE
+        elif self.at is _At.PAIRS or (self.at is _At.BEFORE_VALUE and marker == s.key):
             self.at, self.text = _At.KEY, ""
         elif self.at is _At.KEY:
             self.at, self.text = _At.BEFORE_VALUE, self.text.strip()
@@ -129,6 +138,8 @@ class ArgPairs(MarkerStepper):
         elif self.at is _At.VALUE:
             assert self.value is not None
             self.value.grow(text)
+        elif self.at is _At.TYPE:
+            pass  # the declared schema types the value
         elif self.at is _At.NAMELESS or text.strip():
             self.stray += text
 
