@@ -75,6 +75,8 @@ ENGINE_BUGS = {
     ("vllm_mlx", "poolside_v1", "tool.single"): "streaming: a typed value whose </arg_value> comes a delta later is "
                                                "skipped as a duplicate key",
     ("vllm_mlx", "auto-qwen3_coder", "tool.single"): "auto's Nemotron route keeps every XML value a string",
+    ("vllm", "hy_v3", "reasoning.only"): "hy-v3-reasoning-needs-reasoning-effort: without reasoning_effort low/high "
+                                         "in chat_template_kwargs the identity parser returns it all as content",
     ("dynamo", "qwen3", "tool.single"): "tool parser `qwen3` names only the parsers-v2 unified family, which the "
                                         "default parser generation never routes to: no call is extracted",
 }

@@ -58,6 +58,8 @@ PIPELINES: dict[str, Pipeline] = {
     # Muse: the Spark profile (musespark1x is bound to the same classes) and the Glimmer compatibility profile
     "muse": Pipeline("muse", tool="muse", reasoning="muse"),
     "muse_glimmer": Pipeline("muse", tool="muse_glimmer", reasoning="muse_glimmer"),
+    # Tencent Hy3; hy_v4 (Hy4: no <tool_sep>, no whitespace) is another format, not graded yet
+    "hy_v3": Pipeline("hy_tool_sep", tool="hy_v3", reasoning="hy_v3"),
 }
 MAPPING = mapping(PIPELINES)
 
