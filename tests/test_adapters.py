@@ -77,6 +77,8 @@ ENGINE_BUGS = {
     ("vllm_mlx", "auto-qwen3_coder", "tool.single"): "auto's Nemotron route keeps every XML value a string",
     ("sglang", "interns1", "tool.single"): "spaced-action-opener-only: the detector wants `<|action_start|> <|plugin|>` "
                                            "with a space, which the model never writes: the call stays content",
+    ("vllm", "hy_v3", "reasoning.only"): "hy-v3-reasoning-needs-reasoning-effort: without reasoning_effort low/high "
+                                         "in chat_template_kwargs the identity parser returns it all as content",
     ("dynamo", "qwen3", "tool.single"): "tool parser `qwen3` names only the parsers-v2 unified family, which the "
                                         "default parser generation never routes to: no call is extracted",
 }

@@ -37,6 +37,10 @@ PIPELINES: dict[str, Pipeline] = {
     "muse": Pipeline("muse", tool="muse", reasoning="muse"),
     "kimi_k3": Pipeline("kimi_k3_xtml", tool="kimi_k3", reasoning="kimi_k3"),
     "interns1": Pipeline("internlm2", tool="interns1", reasoning="interns1"),  # reasoning: Qwen3Detector
+    # Tencent Hy3: the detectors read the Hy3 dialect when the vocabulary holds <tool_sep>
+    "hunyuan": Pipeline("hy_tool_sep", tool="hunyuan", reasoning="hunyuan"),
+    # IQuest-Q1: GLM-4.7's compact pairs in <iquest_tool_call>; reasoning on unless the thinking flags say off
+    "iquest_q1": Pipeline("iquest_q1", tool="iquest_q1", reasoning="iquest_q1"),
     # more registered names on formats that are families already (issue 23)
     "ling3": Pipeline("glm45", tool="ling3", reasoning="ling3"),  # Glm4MoeDetector and Glm45Detector subclasses
     # Laguna (Poolside) and Spark-X2.5 write GLM-4.7's compact <arg_key>/<arg_value> calls

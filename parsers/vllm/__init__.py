@@ -65,6 +65,8 @@ PIPELINES: dict[str, Pipeline] = {
     "k2_horizon": Pipeline("k2_horizon_ifm", tool="k2_horizon", reasoning="k2_horizon"),
     # dots (dots.llm / dots-3): vLLM registers no dots reasoning parser; Qwen3's, as SGLang's `dots` is
     "dots": Pipeline("dots_xml", tool="dots", reasoning="qwen3"),
+    # Tencent Hy3; hy_v4 (Hy4: no <tool_sep>, no whitespace) is another format, not graded yet
+    "hy_v3": Pipeline("hy_tool_sep", tool="hy_v3", reasoning="hy_v3"),
 }
 MAPPING = mapping(PIPELINES)
 

@@ -150,3 +150,64 @@ class ArgPairs(MarkerStepper):
             self._start_call()
         if self.at is not _At.NAMELESS:
             self._end_object()
+
+
+class _Block(ArgPairs):
+    """One call block of a section: its calls go to the section's list, after the calls already in it."""
+
+    def __init__(self, spec: ArgPairsSpec, context: RequestContext, calls: list[PartialCall]) -> None:
+        super().__init__(spec, context)
+        self.calls = calls
+        self.first = len(calls)
+
+    def _end_object(self) -> None:
+        if len(self.calls) > self.first:
+            super()._end_object()
+
+
+class ArgPairsSection:
+    """A section of call blocks (Hy3's `<tool_calls>` around `<tool_call>` blocks): whitespace between blocks is
+    framing; text that begins neither a block nor the section end is no call, handed back as content."""
+
+    def __init__(self, spec: ArgPairsSpec, end: str, context: RequestContext) -> None:
+        self.spec = spec
+        self.end = end
+        self.context = context
+        self.calls: list[PartialCall] = []
+        self.stray = ""
+        self.block: _Block | None = None
+        self.buffer = ""
+
+    def _take_stray(self) -> None:
+        assert self.block is not None
+        self.stray += self.block.stray
+        self.block.stray = ""
+
+    def feed(self, text: str) -> str | None:
+        self.buffer += text
+        while True:
+            if self.block is not None:
+                text, self.buffer = self.buffer, ""
+                rest = self.block.feed(text)
+                self._take_stray()
+                if rest is None:
+                    return None
+                self.block, self.buffer = None, rest
+                continue
+            head = self.buffer.lstrip()
+            if head.startswith(self.spec.open):
+                self.buffer = head[len(self.spec.open):]
+                self.block = _Block(self.spec, self.context, self.calls)
+                continue
+            if head.startswith(self.end):
+                self.buffer = ""
+                return head[len(self.end):]
+            if not head or self.spec.open.startswith(head) or self.end.startswith(head):
+                return None
+            self.buffer = ""
+            return head  # prose after the section start: no call
+
+    def finish(self) -> None:
+        if self.block is not None:
+            self.block.finish()
+            self._take_stray()
