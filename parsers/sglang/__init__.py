@@ -32,6 +32,7 @@ PIPELINES: dict[str, Pipeline] = {
     "mistral_pre_v11": Pipeline("mistral_pre_v11", tool="mistral"),
     "llama3": Pipeline("llama3_json", tool="llama3"),
     "pythonic": Pipeline("pythonic", tool="pythonic"),
+    "lfm2": Pipeline("lfm2_pythonic", tool="lfm2"),  # no LFM2 reasoning parser is registered
     "gemma4": Pipeline("gemma4", tool="gemma4", reasoning="gemma4"),
     "gpt-oss": Pipeline("harmony", tool="gpt-oss", reasoning="gpt-oss"),
     "muse": Pipeline("muse", tool="muse", reasoning="muse"),

@@ -2,7 +2,8 @@
 
 The list opens a section at the very start of the output (its `[` arrives as text, see
 `Grammar.leading`) or after a wrapper marker such as Llama 4's `<|python_start|>`; an optional end
-marker may follow the `]`. Keyword arguments are Python literals converted to JSON (True/False/
+marker may follow the `]`. With `PythonicSpec.close` set, the section is no list: calls follow the
+opening marker one per line (Olmo 3's `<function_calls>`), and the close marker ends it. Keyword arguments are Python literals converted to JSON (True/False/
 None, tuples and sets as lists); nothing is executed. A string value streams as it is written,
 any other value once it is complete. A call whose arguments are not keyword literals keeps its raw
 argument text. Text that opened a section but is no call list goes back to the content.
@@ -21,6 +22,7 @@ from .python_literals import Skimmer, decode, python_value, scan_string, string_
 @dataclass(frozen=True)
 class PythonicSpec:
     end: str = ""  # a marker that may follow the closing `]` (Llama 4 `<|python_end|>`)
+    close: str = ""  # set: no brackets, calls separated by whitespace until this marker (Olmo 3)
 
 
 class _At(Enum):
@@ -53,7 +55,7 @@ class PythonicList:
         self.calls: list[PartialCall] = []
         self.stray = ""
         self.buffer = ""
-        self.at = _At.OPEN
+        self.at = _At.HEAD if spec.close else _At.OPEN
         self.leftover: str | None = None  # set when the section has ended
         self.pending = ""  # consumed outside calls since the last call: handed back if no call follows
         self.token = ""  # the name or keyword being read
@@ -113,6 +115,8 @@ class PythonicList:
                 self._give_up()
             return False
         char = self.buffer[0]
+        if self.spec.close:
+            return self._unbracketed(char, final)
         if self.at is _At.OPEN:
             if char != "[":
                 self._give_up()
@@ -134,6 +138,21 @@ class PythonicList:
             self._take(1)
             self.at = _At.HEAD if char == "," else _At.END
         return True
+
+    def _unbracketed(self, char: str, final: bool) -> bool:
+        """Between calls of a section with no list: the close marker, or the next call's name."""
+        close = self.spec.close
+        if self.buffer.startswith(close):
+            self._take(len(close))
+            self.leftover, self.buffer = self.buffer, ""
+            return False
+        if not final and close.startswith(self.buffer):
+            return False
+        if char.isalpha() or char == "_":
+            self.token, self.at = "", _At.NAME
+            return True
+        self._give_up()
+        return False
 
     def _name(self, final: bool) -> bool:
         size = 0
