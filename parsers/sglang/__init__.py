@@ -43,6 +43,8 @@ PIPELINES: dict[str, Pipeline] = {
     "trinity": Pipeline("hermes", tool="trinity", reasoning="qwen3"),  # Qwen25Detector that deletes think tags
     "nemotron_3": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="nemotron_3"),
     "granite_thinking_parser": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="granite_thinking_parser"),
+    # MiniCPM5 thinks as Qwen3 does (`<think>`, enable_thinking); SGLang registers no MiniCPM5 reasoning parser
+    "minicpm5": Pipeline("minicpm5_xml", tool="minicpm5", reasoning="qwen3"),
 }
 MAPPING = mapping(PIPELINES)
 

@@ -58,6 +58,8 @@ PIPELINES: dict[str, Pipeline] = {
     # Muse: the Spark profile (musespark1x is bound to the same classes) and the Glimmer compatibility profile
     "muse": Pipeline("muse", tool="muse", reasoning="muse"),
     "muse_glimmer": Pipeline("muse", tool="muse_glimmer", reasoning="muse_glimmer"),
+    # MiniCPM5 thinks as Qwen3 does (`<think>`, enable_thinking); vLLM registers no MiniCPM5 reasoning parser
+    "minicpm5": Pipeline("minicpm5_xml", tool="minicpm5", reasoning="qwen3"),
 }
 MAPPING = mapping(PIPELINES)
 

@@ -5,7 +5,9 @@ spellings. Values are raw text. Where the spec has a `string="true|false"` attri
 `true` keeps the text verbatim, `false` reads a JSON literal; otherwise (or when the attribute is
 missing) the declared schema types the value. Arguments stream as a growing JSON object: a string
 value character by character, other values once complete. A missing PARAMETER_END or INVOKE_END is
-recovered at the next tag; a self-closing `INVOKE NAME"/>` is a call without arguments.
+recovered at the next tag; a self-closing `INVOKE NAME"/>` is a call without arguments. Where the spec allows
+CDATA (MiniCPM5), a value opening with `<![CDATA[` is read verbatim up to `]]>`, tags included. A bare section
+(MiniCPM5, whose calls have no wrapper) is opened by the invoke marker itself and ends with its INVOKE_END.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ class XmlInvokeSpec:
     wrappers: tuple[str, ...] = ()  # per-call markup around an invoke, skipped (Step-3)
     string_flag: bool = False  # a `string="true|false"` attribute says how to read the value
     nulls: tuple[str, ...] = ("null",)  # schema-typed values meaning null, lower case
+    cdata: bool = False  # a value may be `<![CDATA[…]]>`, read verbatim
+
+
+CDATA, END_CDATA = "<![CDATA[", "]]>"
 
 
 class _At(Enum):
@@ -60,6 +66,8 @@ class _Value:
         self.text = ""
         self.open = False  # the JSON string's opening quote has been written
         self.written = 0
+        self.cdata = False  # inside `<![CDATA[`, before its `]]>`
+        self.cdata_done = False  # a CDATA section was read: the value is complete
 
     def _streams(self) -> bool:
         """Whether the text so far may be written: raw strings are, unless they could still be a null word."""
@@ -98,9 +106,10 @@ class _Value:
 
 
 class XmlInvoke(MarkerStepper):
-    def __init__(self, spec: XmlInvokeSpec, context: RequestContext) -> None:
+    def __init__(self, spec: XmlInvokeSpec, context: RequestContext, bare: bool = False) -> None:
         self.spec = spec
         self.context = context
+        self.bare = bare  # opened by the invoke marker itself: one call, ended by its INVOKE_END
         self.calls: list[PartialCall] = []
         self.stray = ""
         self.gap = Gap()  # text outside invokes and parameters since the last marker
@@ -111,6 +120,8 @@ class XmlInvoke(MarkerStepper):
         self.count = 0  # parameters written into the current call
         self.lead = ""  # whitespace after the section opener, held until a marker shows a call follows
         self.started = False  # a marker has been read after the opener
+        if bare:
+            self.at, self.started = _At.NAME, True
 
     def _markers(self) -> tuple[str, ...]:
         s = self.spec
@@ -119,6 +130,11 @@ class XmlInvoke(MarkerStepper):
         if self.at is _At.BODY:
             return (s.parameter, s.invoke_end, s.invoke, *s.ends)
         if self.at is _At.VALUE:
+            assert self.value is not None
+            if self.value.cdata:
+                return (END_CDATA,)
+            if s.cdata and not self.value.text and not self.value.cdata_done:
+                return (CDATA, s.parameter_end, s.parameter, s.invoke_end)
             return (s.parameter_end, s.parameter, s.invoke_end)
         return (">",)
 
@@ -170,6 +186,10 @@ class XmlInvoke(MarkerStepper):
     def _on(self, marker: str) -> bool:
         """React to a marker; True when the section has ended."""
         s = self.spec
+        if self.at is _At.VALUE and self.value is not None and marker in (CDATA, END_CDATA):
+            self.value.cdata = marker == CDATA
+            self.value.cdata_done = marker == END_CDATA
+            return False
         self.started = True
         self.stray += self.gap.end()
         if self.at in (_At.NAME, _At.KEY):
@@ -186,6 +206,7 @@ class XmlInvoke(MarkerStepper):
             self.at = _At.KEY
         elif marker == s.invoke_end:
             self._end_call()
+            return self.bare
         elif marker == s.invoke:
             if self.at is _At.BODY:
                 self._end_call()
@@ -201,7 +222,8 @@ class XmlInvoke(MarkerStepper):
             self.head += text
         elif self.at is _At.VALUE:
             assert self.value is not None
-            self.value.grow(text)
+            if not self.value.cdata_done:  # text between `]]>` and the end tag is no part of the value
+                self.value.grow(text)
         elif self.at is _At.BETWEEN and not self.started:
             self.lead += text
         else:
