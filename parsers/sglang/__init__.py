@@ -45,6 +45,7 @@ PIPELINES: dict[str, Pipeline] = {
     "granite_thinking_parser": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="granite_thinking_parser"),
     # MiniCPM5 thinks as Qwen3 does (`<think>`, enable_thinking); SGLang registers no MiniCPM5 reasoning parser
     "minicpm5": Pipeline("minicpm5_xml", tool="minicpm5", reasoning="qwen3"),
+    "gigachat3": Pipeline("gigachat3", tool="gigachat3"),  # GigaChat 3 has no reasoning format
 }
 MAPPING = mapping(PIPELINES)
 

@@ -60,6 +60,7 @@ PIPELINES: dict[str, Pipeline] = {
     "muse_glimmer": Pipeline("muse", tool="muse_glimmer", reasoning="muse_glimmer"),
     # MiniCPM5 thinks as Qwen3 does (`<think>`, enable_thinking); vLLM registers no MiniCPM5 reasoning parser
     "minicpm5": Pipeline("minicpm5_xml", tool="minicpm5", reasoning="qwen3"),
+    "gigachat3": Pipeline("gigachat3", tool="gigachat3"),  # GigaChat 3 has no reasoning format
 }
 MAPPING = mapping(PIPELINES)
 
