@@ -53,6 +53,11 @@ PIPELINES: dict[str, Pipeline] = {
     # K2 Horizon (IFM): K2V3Detector for both; reasoning always forced (the template prefills the opener)
     "k2_horizon": Pipeline("k2_horizon_ifm", tool="k2_horizon", reasoning="k2_horizon"),
     "dots": Pipeline("dots_xml", tool="dots", reasoning="dots"),  # reasoning: Qwen3Detector
+    # MiniCPM5 thinks as Qwen3 does (`<think>`, enable_thinking); SGLang registers no MiniCPM5 reasoning parser
+    "minicpm5": Pipeline("minicpm5_xml", tool="minicpm5", reasoning="qwen3"),
+    "gigachat3": Pipeline("gigachat3", tool="gigachat3"),  # GigaChat 3 has no reasoning format
+    # GigaChat 3.5: its reasoning name is DeepSeek-R1's detector; the server forces reasoning when the prompt opens it
+    "gigachat35": Pipeline("gigachat35_gcml", tool="gigachat35", reasoning="gigachat35"),
 }
 MAPPING = mapping(PIPELINES)
 

@@ -69,6 +69,9 @@ PIPELINES: dict[str, Pipeline] = {
     "dots": Pipeline("dots_xml", tool="dots", reasoning="qwen3"),
     # Tencent Hy3; hy_v4 (Hy4: no <tool_sep>, no whitespace) is another format, not graded yet
     "hy_v3": Pipeline("hy_tool_sep", tool="hy_v3", reasoning="hy_v3"),
+    # MiniCPM5 thinks as Qwen3 does (`<think>`, enable_thinking); vLLM registers no MiniCPM5 reasoning parser
+    "minicpm5": Pipeline("minicpm5_xml", tool="minicpm5", reasoning="qwen3"),
+    "gigachat3": Pipeline("gigachat3", tool="gigachat3"),  # GigaChat 3 has no reasoning format
 }
 MAPPING = mapping(PIPELINES)
 

@@ -10,6 +10,9 @@ recovered at the next tag; a self-closing `INVOKE NAME"/>` is a call without arg
 Kimi K3 XTML ends heads with `<|sep|>` instead of `>` (`head_end`), types each value by a `type="…"`
 attribute (`string` verbatim, anything else a JSON literal), escapes `&` and `"` in attribute values, and
 holds arguments that are no JSON object as the raw text of one `json` element (`json_block`).
+recovered at the next tag; a self-closing `INVOKE NAME"/>` is a call without arguments. Where the spec allows
+CDATA (MiniCPM5), a value opening with `<![CDATA[` is read verbatim up to `]]>`, tags included. A bare section
+(MiniCPM5, whose calls have no wrapper) is opened by the invoke marker itself and ends with its INVOKE_END.
 """
 
 from __future__ import annotations
@@ -45,6 +48,10 @@ class XmlInvokeSpec:
     attribute_entities: bool = False  # names and keys escape `&` and `"` as `&amp;` and `&quot;`
     json_block: str = ""  # an element in an invoke whose text is the whole arguments, verbatim (K3)
     json_block_end: str = ""
+    cdata: bool = False  # a value may be `<![CDATA[…]]>`, read verbatim
+
+
+CDATA, END_CDATA = "<![CDATA[", "]]>"
 
 
 class _At(Enum):
@@ -71,6 +78,8 @@ class _Value:
         self.text = ""
         self.open = False  # the JSON string's opening quote has been written
         self.written = 0
+        self.cdata = False  # inside `<![CDATA[`, before its `]]>`
+        self.cdata_done = False  # a CDATA section was read: the value is complete
 
     def _streams(self) -> bool:
         """Whether the text so far may be written: raw strings are, unless they could still be a null word."""
@@ -109,9 +118,10 @@ class _Value:
 
 
 class XmlInvoke(MarkerStepper):
-    def __init__(self, spec: XmlInvokeSpec, context: RequestContext) -> None:
+    def __init__(self, spec: XmlInvokeSpec, context: RequestContext, bare: bool = False) -> None:
         self.spec = spec
         self.context = context
+        self.bare = bare  # opened by the invoke marker itself: one call, ended by its INVOKE_END
         self.calls: list[PartialCall] = []
         self.stray = ""
         self.gap = Gap()  # text outside invokes and parameters since the last marker
@@ -124,6 +134,8 @@ class XmlInvoke(MarkerStepper):
         self.started = False  # a marker has been read after the opener
         self.raw: str | None = None  # the text of a json_block element being read
         self.verbatim = False  # the current call's arguments are a json_block's text, already whole
+        if bare:
+            self.at, self.started = _At.NAME, True
 
     def _markers(self) -> tuple[str, ...]:
         s = self.spec
@@ -132,6 +144,11 @@ class XmlInvoke(MarkerStepper):
         if self.at is _At.BODY:
             return (s.parameter, s.invoke_end, s.invoke, *s.ends, *((s.json_block,) if s.json_block else ()))
         if self.at is _At.VALUE:
+            assert self.value is not None
+            if self.value.cdata:
+                return (END_CDATA,)
+            if s.cdata and not self.value.text and not self.value.cdata_done:
+                return (CDATA, s.parameter_end, s.parameter, s.invoke_end)
             return (s.parameter_end, s.parameter, s.invoke_end)
         if self.at is _At.JSON:
             return (s.json_block_end, s.invoke_end)
@@ -204,6 +221,10 @@ class XmlInvoke(MarkerStepper):
     def _on(self, marker: str) -> bool:
         """React to a marker; True when the section has ended."""
         s = self.spec
+        if self.at is _At.VALUE and self.value is not None and marker in (CDATA, END_CDATA):
+            self.value.cdata = marker == CDATA
+            self.value.cdata_done = marker == END_CDATA
+            return False
         self.started = True
         self.stray += self.gap.end()
         if self.at in (_At.NAME, _At.KEY):
@@ -228,6 +249,7 @@ class XmlInvoke(MarkerStepper):
             self.at = _At.KEY
         elif marker == s.invoke_end:
             self._end_call()
+            return self.bare
         elif marker == s.invoke:
             if self.at is _At.BODY:
                 self._end_call()
@@ -247,6 +269,8 @@ class XmlInvoke(MarkerStepper):
         elif self.at is _At.JSON:
             assert self.raw is not None
             self.raw += text
+            if not self.value.cdata_done:  # text between `]]>` and the end tag is no part of the value
+                self.value.grow(text)
         elif self.at is _At.BETWEEN and not self.started:
             self.lead += text
         else:
