@@ -58,6 +58,9 @@ PIPELINES: dict[str, Pipeline] = {
     # Muse: the Spark profile (musespark1x is bound to the same classes) and the Glimmer compatibility profile
     "muse": Pipeline("muse", tool="muse", reasoning="muse"),
     "muse_glimmer": Pipeline("muse", tool="muse_glimmer", reasoning="muse_glimmer"),
+    # Cohere Command: one parser class over melody's cmd3 / cmd4 filter; Command 4's answer spelling differs
+    "cohere_command3": Pipeline("cohere_action", tool="cohere_command3", reasoning="cohere_command3"),
+    "cohere_command4": Pipeline("cohere_action", tool="cohere_command4", reasoning="cohere_command4"),
 }
 MAPPING = mapping(PIPELINES)
 
