@@ -77,6 +77,8 @@ ENGINE_BUGS = {
     ("vllm_mlx", "auto-qwen3_coder", "tool.single"): "auto's Nemotron route keeps every XML value a string",
     ("dynamo", "qwen3", "tool.single"): "tool parser `qwen3` names only the parsers-v2 unified family, which the "
                                         "default parser generation never routes to: no call is extracted",
+    ("sglang", "cohere_command4", "reasoning.only"): "start-response-answer-not-read: the Command 4 reasoning parser "
+                                                     "reads only <|START_TEXT|>, so the <|START_RESPONSE|> answer is dropped",
 }
 
 
