@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import product
 from typing import Any
@@ -80,12 +81,16 @@ class Expected:
 
 
 def native_id(call: Call) -> str:
+    """Kimi K2's native id scheme, the default; a family with another scheme gives its own (`Family.native_id`)."""
     return f"functions.{call.name}:{call.native_index}"
 
 
-def _expected_call(case: Case, call: Call) -> ExpectedCall:
+NativeId = Callable[[Call], str]
+
+
+def _expected_call(case: Case, call: Call, make_id: NativeId = native_id) -> ExpectedCall:
     arguments: Any = call.arguments if call.raw_arguments is None else RawArguments(call.raw_arguments)
-    call_id = native_id(call) if case.native_ids and call.native_index is not None else None
+    call_id = make_id(call) if case.native_ids and call.native_index is not None else None
     return ExpectedCall(call.name, arguments, call_id)
 
 
@@ -137,13 +142,13 @@ def _call_range(rendered: Rendered, index: int) -> tuple[int, int]:
     return min(s.start for s in spans), max(s.end for s in spans)
 
 
-def derive(case: Case, scenario: Scenario, rendered: Rendered, stop: str) -> Expected:
+def derive(case: Case, scenario: Scenario, rendered: Rendered, stop: str, make_id: NativeId = native_id) -> Expected:
     """Every acceptable outcome, the preferred first. Content and reasoning are the sample's own pieces, joined
     with the whitespace the sample has between them (`contract.cases.kept`); where that allows two joinings, each
     outcome comes in both."""
     reasonings = kept_text(rendered, spans_of(rendered, Kind.REASONING))
     content = spans_of(rendered, Kind.CONTENT)
-    calls = tuple(_expected_call(case, c) for c in scenario.calls)
+    calls = tuple(_expected_call(case, c, make_id) for c in scenario.calls)
     finish = finish_reason(scenario, stop)
 
     def outcome(label: str, calls: tuple[ExpectedCall, ...], *, also: tuple[int, int] | None = None,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .catalog import CATALOG, Call, Case, Content, Reasoning, Scenario, Stray, Style, Truncation
-from .expected import Expected, derive, generation_stop, reasoning_kept_in_content
+from .expected import Expected, NativeId, derive, generation_stop, native_id, reasoning_kept_in_content
 from .model import RequestContext
 from .rendering import Kind, Rendered, Role, Span, TextBuilder, truncate
 
@@ -139,6 +139,7 @@ class Family:
     reasoning: ReasoningStyle | None = None
     added_tokens: tuple[str, ...] = ()  # single tokens that are not special (`"special": false`)
     native_ids: str = ""  # the native tool-call id scheme, "" if none
+    native_id: NativeId = native_id  # the id a call with a native index is written with (Kimi K2's scheme unless given)
     entity_rule: str = ""  # how XML-like values treat &, < and entities
     corpus: str = field(default="", repr=False)  # extra text to train the family's synthetic tokenizer on
     vocabulary: Vocabulary | None = None  # the closest real vocabulary within reach; None: synthetic only
@@ -215,7 +216,8 @@ class Family:
             raise ValueError(f"fixtures/families/{self.name}.py, case {case.id}: field 'renderer': the rendering "
                              f"leaves out the narration {lost[0]!r}")
         stop = generation_stop(scenario)
-        return Sample(self.name, case, scenario, rendered, stop, derive(case, scenario, rendered, stop), position.note)
+        expected = derive(case, scenario, rendered, stop, self.native_id)
+        return Sample(self.name, case, scenario, rendered, stop, expected, position.note)
 
 
 _TWINS: dict[tuple[int, str], Family] = {}  # (id of a family, tier) -> that family in the tier; both ways

@@ -28,6 +28,7 @@ class JsonArraySpec:
     close: str = ""  # a marker after the list (`</tool_calls>`), optional in the text; "" if none
     name_keys: tuple[str, ...] = ("name",)
     argument_keys: tuple[str, ...] = ("arguments", "parameters")
+    id_keys: tuple[str, ...] = ()  # keys whose string value is the call's native id (Cohere's `tool_call_id`)
     plain_opener: bool = False  # the opener is ordinary text (`functools`): kept when no list follows
 
 
@@ -66,6 +67,7 @@ class JsonObject:
         self.key: object = None
         self.value_at: int | None = None  # where the current top-level value starts
         self.name: str | None = None
+        self.id: str | None = None
         self.arguments_at: int | None = None
         self.arguments_end: int | None = None
         self.broken = False
@@ -163,6 +165,9 @@ class JsonObject:
         if self.key in self.spec.name_keys and self.name is None:
             name = _decoded(self.text[self.value_at : end])
             self.name = name if isinstance(name, str) else None
+        if self.key in self.spec.id_keys and self.id is None:
+            native = _decoded(self.text[self.value_at : end])
+            self.id = native if isinstance(native, str) else None
         self.expect, self.value_at = _Expect.COMMA, None
 
     def arguments(self, *, final: bool) -> str | None:
@@ -261,7 +266,7 @@ class JsonArray:
         """List the call once its name is known; extend its arguments with what was written since."""
         assert self.object is not None
         if self.call.name is None and self.object.name is not None:
-            self.call.name = self.object.name
+            self.call.name, self.call.id = self.object.name, self.object.id
             self.calls.append(self.call)
         written = self.object.arguments(final=False)
         if written is not None and len(written) > len(self.call.arguments):
