@@ -83,8 +83,8 @@ ENGINE_BUGS = {
                                          "in chat_template_kwargs the identity parser returns it all as content",
     ("dynamo", "qwen3", "tool.single"): "tool parser `qwen3` names only the parsers-v2 unified family, which the "
                                         "default parser generation never routes to: no call is extracted",
-    ("sglang", "cohere_command4", "reasoning.only"): "start-response-answer-not-read: the Command 4 reasoning parser "
-                                                     "reads only <|START_TEXT|>, so the <|START_RESPONSE|> answer is dropped",
+    ("sglang", "cohere_command4", "reasoning.only"): "thinking-opener-kept-in-reasoning: the stream keeps the "
+                                                     "<|START_THINKING|> the model writes at the head of the reasoning",
 }
 
 

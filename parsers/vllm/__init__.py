@@ -72,9 +72,9 @@ PIPELINES: dict[str, Pipeline] = {
     # MiniCPM5 thinks as Qwen3 does (`<think>`, enable_thinking); vLLM registers no MiniCPM5 reasoning parser
     "minicpm5": Pipeline("minicpm5_xml", tool="minicpm5", reasoning="qwen3"),
     "gigachat3": Pipeline("gigachat3", tool="gigachat3"),  # GigaChat 3 has no reasoning format
-    # Cohere Command: one parser class over melody's cmd3 / cmd4 filter; Command 4's answer spelling differs
+    # Cohere Command: one parser class over melody's cmd3 / cmd4 filter; Command 4 answers in <|START_TEXT|>
     "cohere_command3": Pipeline("cohere_action", tool="cohere_command3", reasoning="cohere_command3"),
-    "cohere_command4": Pipeline("cohere_action", tool="cohere_command4", reasoning="cohere_command4"),
+    "cohere_command4": Pipeline("cohere_command4", tool="cohere_command4", reasoning="cohere_command4"),
 }
 MAPPING = mapping(PIPELINES)
 
