@@ -65,6 +65,7 @@ PIPELINES: dict[str, Pipeline] = {
     "qwen3_coder-think": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="qwen3_coder"),
     "muse": Pipeline("muse", tool="muse", reasoning="muse"),
     "muse_glimmer": Pipeline("muse", tool="muse_glimmer", reasoning="muse_glimmer"),
+    "inkling": Pipeline("inkling", tool="inkling", reasoning="inkling"),
 }
 MAPPING = mapping(PIPELINES)
 

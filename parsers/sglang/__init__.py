@@ -35,6 +35,7 @@ PIPELINES: dict[str, Pipeline] = {
     "gemma4": Pipeline("gemma4", tool="gemma4", reasoning="gemma4"),
     "gpt-oss": Pipeline("harmony", tool="gpt-oss", reasoning="gpt-oss"),
     "muse": Pipeline("muse", tool="muse", reasoning="muse"),
+    "inkling": Pipeline("inkling", tool="inkling", reasoning="inkling"),
     # more registered names on formats that are families already (issue 23)
     "ling3": Pipeline("glm45", tool="ling3", reasoning="ling3"),  # Glm4MoeDetector and Glm45Detector subclasses
     # Laguna (Poolside) and Spark-X2.5 write GLM-4.7's compact <arg_key>/<arg_value> calls

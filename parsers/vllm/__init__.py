@@ -58,6 +58,8 @@ PIPELINES: dict[str, Pipeline] = {
     # Muse: the Spark profile (musespark1x is bound to the same classes) and the Glimmer compatibility profile
     "muse": Pipeline("muse", tool="muse", reasoning="muse"),
     "muse_glimmer": Pipeline("muse", tool="muse_glimmer", reasoning="muse_glimmer"),
+    # Inkling: one parser-engine state machine (vllm/parser/inkling.py) behind both names
+    "inkling": Pipeline("inkling", tool="inkling", reasoning="inkling"),
 }
 MAPPING = mapping(PIPELINES)
 
