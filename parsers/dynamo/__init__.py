@@ -67,6 +67,7 @@ PIPELINES: dict[str, Pipeline] = {
     "muse_glimmer": Pipeline("muse", tool="muse_glimmer", reasoning="muse_glimmer"),
     # kimi-k3 is the same implementation under the other separator
     "kimi_k3": Pipeline("kimi_k3_xtml", tool="kimi_k3", reasoning="kimi_k3"),
+    "inkling": Pipeline("inkling", tool="inkling", reasoning="inkling"),
 }
 MAPPING = mapping(PIPELINES)
 

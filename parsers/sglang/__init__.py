@@ -43,6 +43,7 @@ PIPELINES: dict[str, Pipeline] = {
     # IQuest-Q1: GLM-4.7's compact pairs in <iquest_tool_call>; reasoning on unless the thinking flags say off
     "iquest_q1": Pipeline("iquest_q1", tool="iquest_q1", reasoning="iquest_q1"),
     "cohere_command4": Pipeline("cohere_command4", tool="cohere_command4", reasoning="cohere_command4"),
+    "inkling": Pipeline("inkling", tool="inkling", reasoning="inkling"),
     # more registered names on formats that are families already (issue 23)
     "ling3": Pipeline("glm45", tool="ling3", reasoning="ling3"),  # Glm4MoeDetector and Glm45Detector subclasses
     # Laguna (Poolside) and Spark-X2.5 write GLM-4.7's compact <arg_key>/<arg_value> calls

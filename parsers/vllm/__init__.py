@@ -75,6 +75,8 @@ PIPELINES: dict[str, Pipeline] = {
     # Cohere Command: one parser class over melody's cmd3 / cmd4 filter; Command 4 answers in <|START_TEXT|>
     "cohere_command3": Pipeline("cohere_action", tool="cohere_command3", reasoning="cohere_command3"),
     "cohere_command4": Pipeline("cohere_command4", tool="cohere_command4", reasoning="cohere_command4"),
+    # Inkling: one parser-engine state machine (vllm/parser/inkling.py) behind both names
+    "inkling": Pipeline("inkling", tool="inkling", reasoning="inkling"),
 }
 MAPPING = mapping(PIPELINES)
 
