@@ -63,6 +63,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="CPU seconds one parser call may run without returning before it counts as hung")
     group.addoption("--memory-limit", type=int, default=Limits.memory_limit_mb,
                     help="MiB a parser's worker may grow during one cell before it is stopped")
+    group.addoption("--cell-cpu", type=float, default=Limits.cell_cpu,
+                    help="CPU seconds the parser's calls may take together on one cell before it counts as too slow")
     group.addoption("--no-html", action="store_true", help="do not write the HTML matrix beside the results")
     group.addoption("--no-full-html", action="store_true",
                     help="write the HTML matrix beside a filtered run's results only (nox draws the combined "
@@ -104,7 +106,8 @@ def _read_settings(config: pytest.Config) -> RunSettings:
             engines=tuple(config.getoption("--engine") or ["reference"]),
             families=_selection(config, "--family"), modes=_selection(config, "--mode"),
             cases=_selection(config, "--case"), tier=tier, hypothesis_profile=profile,
-            limits=Limits(config.getoption("--hang-after"), config.getoption("--memory-limit")),
+            limits=Limits(config.getoption("--hang-after"), config.getoption("--memory-limit"),
+                          config.getoption("--cell-cpu")),
             shard=spec if spec and parse_shard(spec)[1] > 1 else None, cpu_load=config.getoption("--cpu-load"),
             narrowed=_narrowed(config))
     except ValueError as exc:

@@ -25,10 +25,23 @@ def test_a_call_that_burns_cpu_without_returning_is_hung() -> None:
 
 
 def test_progress_resets_the_clock() -> None:
-    """Many quick calls add up to any amount of CPU: each call is judged on its own."""
-    dog = Watchdog(LIMITS, baseline_mb=500)
+    """Quick calls are each judged on their own: 100 calls of 9 s (each under hang_after) are no hang."""
+    dog = Watchdog(Limits(hang_after=10, memory_limit_mb=100, cell_cpu=1000), baseline_mb=500)
     for n in range(100):
-        assert dog.check(Call.FEED, seq=n, cpu=n * 5.0, rss_mb=500, now=n * 5.0) is None
+        assert dog.check(Call.FEED, seq=n, cpu=n * 9.0, rss_mb=500, now=n * 9.0) is None
+
+
+def test_quick_calls_that_add_up_past_the_cell_bound_are_too_slow() -> None:
+    """A stream that re-reads its whole output at every delta: no call hangs, the cell as a whole is stopped.
+    Loading the engine, building the parser and the framework's own work do not count against it."""
+    dog = Watchdog(Limits(hang_after=10, memory_limit_mb=100, cell_cpu=30), baseline_mb=500)
+    assert dog.check(Call.LOAD, seq=0, cpu=0.0, rss_mb=500, now=0.0) is None
+    assert dog.check(Call.BUILD, seq=1, cpu=20.0, rss_mb=500, now=20.0) is None
+    assert dog.check(Call.IDLE, seq=2, cpu=25.0, rss_mb=500, now=25.0) is None
+    for n in range(3, 8):  # five calls of 5 s each: 25 s inside the parser
+        assert dog.check(Call.FEED, seq=n, cpu=25.0 + (n - 2) * 5.0, rss_mb=500, now=n) is None
+    status, cause = dog.check(Call.FEED, seq=8, cpu=56.0, rss_mb=500, now=9.0)
+    assert status == "timeout" and cause == "too slow: 31 s of CPU in the parser's calls on this cell (limit 30 s)"
 
 
 def test_a_call_blocked_without_cpu_is_hung_after_the_wall_bound() -> None:

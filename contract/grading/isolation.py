@@ -4,6 +4,8 @@
 grades them in turn with an in-process `Grader` and answers with each record. The controlling side watches
 the worker:
 
+- **too slow**: the parser's calls on one cell took more than `cell_cpu` seconds of CPU together (a stream
+  of quick calls that each re-read the whole output); the cell is `timeout`.
 - **hung**: one parser call (or the engine import) made no progress for `hang_after` seconds of the
   worker's CPU time, or for `WALL_FACTOR` times that in wall time spent off the run queue (a call blocked
   without using CPU). Neither stretches when the machine is busy: CPU time counts only the worker's own
@@ -58,6 +60,7 @@ _PAGE = os.sysconf("SC_PAGE_SIZE")
 class Limits:
     hang_after: float = 120.0  # CPU seconds one parser call may run without returning
     memory_limit_mb: int = 4096  # growth of the worker's resident memory during one cell
+    cell_cpu: float = 60.0  # CPU seconds the parser's calls may take together on one cell
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -87,6 +90,8 @@ class Watchdog:
     _seq: int = -1
     _since_wall: float = 0.0
     _since_cpu: float = 0.0
+    _last_cpu: float | None = None
+    _parser_cpu: float = 0.0  # CPU spent inside parser calls on this cell so far
 
     def check(self, call: Call, seq: int, cpu: float, rss_mb: float, now: float) -> tuple[str, str] | None:
         """(status, cause) when the worker must be stopped, else None; `now` is a clock that stands still
@@ -94,6 +99,12 @@ class Watchdog:
         if call in (Call.LOAD, Call.BUILD):  # importing an engine is not the parser's growth
             self.baseline_mb = rss_mb
         bound = FRAMEWORK_HANG if call is Call.IDLE else self.limits.hang_after
+        if self._last_cpu is not None and call not in (Call.IDLE, Call.LOAD, Call.BUILD):
+            self._parser_cpu += cpu - self._last_cpu
+        self._last_cpu = cpu
+        if self._parser_cpu > self.limits.cell_cpu:
+            return "timeout", (f"too slow: {self._parser_cpu:.0f} s of CPU in the parser's calls on this cell "
+                               f"(limit {self.limits.cell_cpu:.0f} s)")
         if seq != self._seq:
             self._seq, self._since_wall, self._since_cpu = seq, now, cpu
         elif cpu - self._since_cpu > bound:

@@ -57,7 +57,8 @@ class RunSettings:
         if self.custom_expectations:
             options += ["--expectations", _shown(self.expectations)]
         for option, value, default in (("--hang-after", self.limits.hang_after, Limits.hang_after),
-                                       ("--memory-limit", self.limits.memory_limit_mb, Limits.memory_limit_mb)):
+                                       ("--memory-limit", self.limits.memory_limit_mb, Limits.memory_limit_mb),
+                                       ("--cell-cpu", self.limits.cell_cpu, Limits.cell_cpu)):
             if value != default:
                 options += [option, str(value)]
         selection = [MATRIX_NODE, "--mode", "{mode}", *map(shlex.quote, options)]

@@ -265,12 +265,11 @@ class XmlInvoke(MarkerStepper):
             self.head += text
         elif self.at is _At.VALUE:
             assert self.value is not None
-            self.value.grow(text)
+            if not self.value.cdata_done:  # text between `]]>` and the end tag is no part of the value
+                self.value.grow(text)
         elif self.at is _At.JSON:
             assert self.raw is not None
             self.raw += text
-            if not self.value.cdata_done:  # text between `]]>` and the end tag is no part of the value
-                self.value.grow(text)
         elif self.at is _At.BETWEEN and not self.started:
             self.lead += text
         else:
