@@ -175,6 +175,7 @@ def _grade_into(session: nox.Session, engine: str, results: Path, options: list[
                 "--no-full-html", "--results", str(results), "--receipt", str(receipt), *options, env=env,
                 success_codes=success_codes or [0])
     written = Receipt.read(receipt)
+    receipt.unlink(missing_ok=True)
     if written is None or not written.complete or written.results != results.resolve():
         # a filtered, stopped or shard run wrote a file of its own: the full results stand
         session.log(f"{results} is untouched (the run wrote {written.results if written else 'no results file'})")
@@ -183,11 +184,13 @@ def _grade_into(session: nox.Session, engine: str, results: Path, options: list[
 
 
 def _receipt_path(session: nox.Session) -> Path:
-    """Where the grade run writes its receipt: the session's tmp folder. `create_tmp` also points the session's
-    TMPDIR there; the grade keeps the machine's (its workers' and servers' scratch folders stay where they were)."""
+    """Where the grade run writes its receipt: the session's tmp folder, one name per nox process (two grades of
+    one engine at once, e.g. parallel test workers, share that folder and must not read each other's receipt).
+    `create_tmp` also points the session's TMPDIR there; the grade keeps the machine's (its workers' and servers'
+    scratch folders stay where they were)."""
     tmp = Path(session.create_tmp()).resolve()
     session.env.pop("TMPDIR", None)
-    return tmp / "grade-receipt.json"
+    return tmp / f"grade-receipt-{os.getpid()}.json"
 
 
 @nox.session
