@@ -38,8 +38,9 @@ PIPELINES: dict[str, Pipeline] = {
     "muse": Pipeline("muse", tool="muse", reasoning="muse"),
     "kimi_k3": Pipeline("kimi_k3_xtml", tool="kimi_k3", reasoning="kimi_k3"),
     "interns1": Pipeline("internlm2", tool="interns1", reasoning="interns1"),  # reasoning: Qwen3Detector
-    # Tencent Hy3: the detectors read the Hy3 dialect when the vocabulary holds <tool_sep>
+    # Tencent Hy3 and Hy4: one detector; a vocabulary without <tool_sep> is Hy4's (the name then ends at <arg_key>)
     "hunyuan": Pipeline("hy_tool_sep", tool="hunyuan", reasoning="hunyuan"),
+    "hunyuan_hy4": Pipeline("hy4_arg_pairs", tool="hunyuan", reasoning="hunyuan"),
     # IQuest-Q1: GLM-4.7's compact pairs in <iquest_tool_call>; reasoning on unless the thinking flags say off
     "iquest_q1": Pipeline("iquest_q1", tool="iquest_q1", reasoning="iquest_q1"),
     "cohere_command4": Pipeline("cohere_command4", tool="cohere_command4", reasoning="cohere_command4"),
