@@ -47,8 +47,8 @@ PIPELINES: dict[str, Pipeline] = {
     "inkling": Pipeline("inkling", tool="inkling", reasoning="inkling"),
     # more registered names on formats that are families already (issue 23)
     "ling3": Pipeline("glm45", tool="ling3", reasoning="ling3"),  # Glm4MoeDetector and Glm45Detector subclasses
-    # Laguna (Poolside) and Spark-X2.5 write GLM-4.7's compact <arg_key>/<arg_value> calls
-    "poolside_v1": Pipeline("glm47", tool="poolside_v1", reasoning="poolside_v1"),  # reasoning: Qwen3Detector, thinking opt-in
+    # Spark-X2.5 writes GLM-4.7's compact <arg_key>/<arg_value> calls; Laguna (Poolside) too, on its own tokens
+    "poolside_v1": Pipeline("laguna", tool="poolside_v1", reasoning="poolside_v1"),  # reasoning: Qwen3Detector, thinking opt-in
     "spark25": Pipeline("glm47", tool="spark25", reasoning="qwen3"),  # the model card's launch: --reasoning-parser qwen3
     "trinity": Pipeline("hermes", tool="trinity", reasoning="qwen3"),  # Qwen25Detector that deletes think tags
     "nemotron_3": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="nemotron_3"),
