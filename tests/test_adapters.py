@@ -81,6 +81,8 @@ ENGINE_BUGS = {
                                            "with a space, which the model never writes: the call stays content",
     ("vllm", "hy_v3", "reasoning.only"): "hy-v3-reasoning-needs-reasoning-effort: without reasoning_effort low/high "
                                          "in chat_template_kwargs the identity parser returns it all as content",
+    ("vllm", "hy_v4", "tool.single"): "hy-v4-thinking-from-reasoning-effort-only: without reasoning_effort no_think "
+                                      "the parser reads a thinking turn: the call stays reasoning",
     ("dynamo", "qwen3", "tool.single"): "tool parser `qwen3` names only the parsers-v2 unified family, which the "
                                         "default parser generation never routes to: no call is extracted",
     ("sglang", "cohere_command4", "reasoning.only"): "thinking-opener-kept-in-reasoning: the stream keeps the "

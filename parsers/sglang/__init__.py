@@ -38,16 +38,17 @@ PIPELINES: dict[str, Pipeline] = {
     "muse": Pipeline("muse", tool="muse", reasoning="muse"),
     "kimi_k3": Pipeline("kimi_k3_xtml", tool="kimi_k3", reasoning="kimi_k3"),
     "interns1": Pipeline("internlm2", tool="interns1", reasoning="interns1"),  # reasoning: Qwen3Detector
-    # Tencent Hy3: the detectors read the Hy3 dialect when the vocabulary holds <tool_sep>
+    # Tencent Hy3 and Hy4: one detector; a vocabulary without <tool_sep> is Hy4's (the name then ends at <arg_key>)
     "hunyuan": Pipeline("hy_tool_sep", tool="hunyuan", reasoning="hunyuan"),
+    "hunyuan_hy4": Pipeline("hy4_arg_pairs", tool="hunyuan", reasoning="hunyuan"),
     # IQuest-Q1: GLM-4.7's compact pairs in <iquest_tool_call>; reasoning on unless the thinking flags say off
     "iquest_q1": Pipeline("iquest_q1", tool="iquest_q1", reasoning="iquest_q1"),
     "cohere_command4": Pipeline("cohere_command4", tool="cohere_command4", reasoning="cohere_command4"),
     "inkling": Pipeline("inkling", tool="inkling", reasoning="inkling"),
     # more registered names on formats that are families already (issue 23)
     "ling3": Pipeline("glm45", tool="ling3", reasoning="ling3"),  # Glm4MoeDetector and Glm45Detector subclasses
-    # Laguna (Poolside) and Spark-X2.5 write GLM-4.7's compact <arg_key>/<arg_value> calls
-    "poolside_v1": Pipeline("glm47", tool="poolside_v1", reasoning="poolside_v1"),  # reasoning: Qwen3Detector, thinking opt-in
+    # Spark-X2.5 writes GLM-4.7's compact <arg_key>/<arg_value> calls; Laguna (Poolside) too, on its own tokens
+    "poolside_v1": Pipeline("laguna", tool="poolside_v1", reasoning="poolside_v1"),  # reasoning: Qwen3Detector, thinking opt-in
     "spark25": Pipeline("glm47", tool="spark25", reasoning="qwen3"),  # the model card's launch: --reasoning-parser qwen3
     "trinity": Pipeline("hermes", tool="trinity", reasoning="qwen3"),  # Qwen25Detector that deletes think tags
     "nemotron_3": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="nemotron_3"),

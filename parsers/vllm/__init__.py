@@ -67,8 +67,11 @@ PIPELINES: dict[str, Pipeline] = {
     "k2_horizon": Pipeline("k2_horizon_ifm", tool="k2_horizon", reasoning="k2_horizon"),
     # dots (dots.llm / dots-3): vLLM registers no dots reasoning parser; Qwen3's, as SGLang's `dots` is
     "dots": Pipeline("dots_xml", tool="dots", reasoning="qwen3"),
-    # Tencent Hy3; hy_v4 (Hy4: no <tool_sep>, no whitespace) is another format, not graded yet
+    # Tencent Hy3, and Hy4 (no <tool_sep>, no whitespace: its own family)
     "hy_v3": Pipeline("hy_tool_sep", tool="hy_v3", reasoning="hy_v3"),
+    "hy_v4": Pipeline("hy4_arg_pairs", tool="hy_v4", reasoning="hy_v4"),
+    # Poolside Laguna: GLM-4.7's calls; the reasoning parser (DeepSeek-V3's) stops its look back at the prompt's <assistant>
+    "poolside_v1": Pipeline("laguna", tool="poolside_v1", reasoning="poolside_v1"),
     # MiniCPM5 thinks as Qwen3 does (`<think>`, enable_thinking); vLLM registers no MiniCPM5 reasoning parser
     "minicpm5": Pipeline("minicpm5_xml", tool="minicpm5", reasoning="qwen3"),
     "gigachat3": Pipeline("gigachat3", tool="gigachat3"),  # GigaChat 3 has no reasoning format

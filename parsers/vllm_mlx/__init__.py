@@ -35,7 +35,7 @@ PIPELINES: dict[str, Pipeline] = {
     # gpt-oss: two text parsers of Harmony channels each (the tool names are aliases of one class)
     "harmony": Pipeline("harmony", tool="harmony", reasoning="harmony"),
     "gpt-oss": Pipeline("harmony", tool="gpt-oss", reasoning="gpt_oss"),
-    "poolside_v1": Pipeline("glm47", tool="poolside_v1", reasoning="poolside_v1"),  # a Glm47ToolParser subclass
+    "poolside_v1": Pipeline("laguna", tool="poolside_v1", reasoning="poolside_v1"),  # a Glm47ToolParser subclass, for Laguna
     # `auto` (alias `generic`), the parser vllm-mlx serves when none is named, detects the format from the text:
     # graded on the families it claims to read that models serve most, with each family's reasoning parser
     "auto-hermes": Pipeline("hermes", tool="auto", reasoning="qwen3"),
