@@ -80,6 +80,8 @@ PIPELINES: dict[str, Pipeline] = {
     "cohere_command4": Pipeline("cohere_command4", tool="cohere_command4", reasoning="cohere_command4"),
     # Inkling: one parser-engine state machine (vllm/parser/inkling.py) behind both names
     "inkling": Pipeline("inkling", tool="inkling", reasoning="inkling"),
+    # PLaMo 3: one parser-engine state machine (vllm/parser/plamo3.py) behind both names
+    "plamo3": Pipeline("plamo3", tool="plamo3", reasoning="plamo3"),
 }
 MAPPING = mapping(PIPELINES)
 
