@@ -77,6 +77,7 @@ PIPELINES: dict[str, Pipeline] = {
     "cohere_command4": Pipeline("cohere_command4", tool="cohere_command4", reasoning="cohere_command4"),
     # Inkling: one parser-engine state machine (vllm/parser/inkling.py) behind both names
     "inkling": Pipeline("inkling", tool="inkling", reasoning="inkling"),
+    "apertus": Pipeline("apertus", tool="apertus"),  # vLLM registers no Apertus (<|inner_prefix|>) reasoning parser
 }
 MAPPING = mapping(PIPELINES)
 
