@@ -61,6 +61,8 @@ PIPELINES: dict[str, Pipeline] = {
     "gigachat3": Pipeline("gigachat3", tool="gigachat3"),  # GigaChat 3 has no reasoning format
     # GigaChat 3.5: its reasoning name is DeepSeek-R1's detector; the server forces reasoning when the prompt opens it
     "gigachat35": Pipeline("gigachat35_gcml", tool="gigachat35", reasoning="gigachat35"),
+    # Apertus 2509: the reasoning detector hands a tools block inside the inner section on to the tool detector
+    "apertus2509": Pipeline("apertus", tool="apertus2509", reasoning="apertus2509"),
 }
 MAPPING = mapping(PIPELINES)
 

@@ -82,6 +82,7 @@ PIPELINES: dict[str, Pipeline] = {
     "inkling": Pipeline("inkling", tool="inkling", reasoning="inkling"),
     # PLaMo 3: one parser-engine state machine (vllm/parser/plamo3.py) behind both names
     "plamo3": Pipeline("plamo3", tool="plamo3", reasoning="plamo3"),
+    "apertus": Pipeline("apertus", tool="apertus"),  # vLLM registers no Apertus (<|inner_prefix|>) reasoning parser
 }
 MAPPING = mapping(PIPELINES)
 

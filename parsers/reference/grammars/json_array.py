@@ -8,8 +8,9 @@ marker inside a JSON string is text. What does not fit (a list that never starts
 no name) is handed back as content; a list that never starts (prose after the opener) is no call, and
 the opener is dropped with it unless it is plain text (`functools`). Variants: a lone object where
 the list belongs (`<|tool_call|>{…}`), arguments written as a JSON string holding the object
-(`"arguments": "{…}"`, decoded once the string ends), and, for Llama 3, bare objects after narration
-that end the output (`TrailingCalls`).
+(`"arguments": "{…}"`, decoded once the string ends), for Llama 3, bare objects after narration
+that end the output (`TrailingCalls`), and, for Apertus, the name as the object's one key
+(`{"NAME": {...}}`, `name_as_key`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class JsonArraySpec:
     argument_keys: tuple[str, ...] = ("arguments", "parameters")
     id_keys: tuple[str, ...] = ()  # keys whose string value is the call's native id (Cohere's `tool_call_id`)
     plain_opener: bool = False  # the opener is ordinary text (`functools`): kept when no list follows
+    name_as_key: bool = False  # `{"NAME": {...}}` (Apertus): the first key is the name, its value the arguments
 
 
 class _Expect(Enum):
@@ -153,7 +155,10 @@ class JsonObject:
 
     def _value_start(self, at: int) -> None:
         self.value_at = at
-        if self.key in self.spec.argument_keys and self.arguments_at is None:
+        if self.spec.name_as_key and self.name is None and isinstance(self.key, str):
+            self.name = self.key
+            self.arguments_at = at
+        elif self.key in self.spec.argument_keys and self.arguments_at is None:
             self.arguments_at = at
 
     def _value_done(self, end: int) -> None:
