@@ -60,7 +60,7 @@ PIPELINES: dict[str, Pipeline] = {
     "gigachat3": Pipeline("gigachat3", tool="gigachat3"),  # GigaChat 3 has no reasoning format
     # GigaChat 3.5: its reasoning name is DeepSeek-R1's detector; the server forces reasoning when the prompt opens it
     "gigachat35": Pipeline("gigachat35_gcml", tool="gigachat35", reasoning="gigachat35"),
-    # MiMo-V2-Flash / V2.5: MiMoDetector; its reasoning name is a Qwen3Detector that reasons only on enable_thinking
+    # MiMo-V2-Flash / V2.5: MiMoDetector; the reasoning name is a Qwen3Detector reasoning only on enable_thinking
     "mimo": Pipeline("mimo_xml", tool="mimo", reasoning="mimo"),
 }
 MAPPING = mapping(PIPELINES)

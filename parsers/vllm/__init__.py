@@ -77,7 +77,7 @@ PIPELINES: dict[str, Pipeline] = {
     "cohere_command4": Pipeline("cohere_command4", tool="cohere_command4", reasoning="cohere_command4"),
     # Inkling: one parser-engine state machine (vllm/parser/inkling.py) behind both names
     "inkling": Pipeline("inkling", tool="inkling", reasoning="inkling"),
-    # MiMo-V2-Flash / V2.5: one MiMoParser (vllm/parser/mimo.py, Qwen3's engine with verbatim values) behind both
+    # MiMo-V2-Flash / V2.5: one MiMoParser (vllm/parser/mimo.py: Qwen3's engine, values verbatim) behind both
     "mimo": Pipeline("mimo_xml", tool="mimo", reasoning="mimo"),
 }
 MAPPING = mapping(PIPELINES)

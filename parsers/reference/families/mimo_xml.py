@@ -1,4 +1,4 @@
-"""MiMo-V2-Flash / MiMo-V2.5: Qwen3-Coder's XML parameters inside `<tool_call>`, values verbatim (no padding)."""
+"""MiMo-V2-Flash / MiMo-V2.5: Qwen3-Coder's XML parameters in `<tool_call>`, values verbatim (unpadded)."""
 
 from __future__ import annotations
 
