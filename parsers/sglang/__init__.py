@@ -63,6 +63,8 @@ PIPELINES: dict[str, Pipeline] = {
     "gigachat35": Pipeline("gigachat35_gcml", tool="gigachat35", reasoning="gigachat35"),
     # Apertus 2509: the reasoning detector hands a tools block inside the inner section on to the tool detector
     "apertus2509": Pipeline("apertus", tool="apertus2509", reasoning="apertus2509"),
+    # MiMo-V2-Flash / V2.5: MiMoDetector; the reasoning name is a Qwen3Detector reasoning only on enable_thinking
+    "mimo": Pipeline("mimo_xml", tool="mimo", reasoning="mimo"),
 }
 MAPPING = mapping(PIPELINES)
 

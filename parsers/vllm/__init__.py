@@ -83,6 +83,8 @@ PIPELINES: dict[str, Pipeline] = {
     # PLaMo 3: one parser-engine state machine (vllm/parser/plamo3.py) behind both names
     "plamo3": Pipeline("plamo3", tool="plamo3", reasoning="plamo3"),
     "apertus": Pipeline("apertus", tool="apertus"),  # vLLM registers no Apertus (<|inner_prefix|>) reasoning parser
+    # MiMo-V2-Flash / V2.5: one MiMoParser (vllm/parser/mimo.py: Qwen3's engine, values verbatim) behind both
+    "mimo": Pipeline("mimo_xml", tool="mimo", reasoning="mimo"),
 }
 MAPPING = mapping(PIPELINES)
 
