@@ -42,6 +42,7 @@ PIPELINES: dict[str, Pipeline] = {
     "pythonic": Pipeline("pythonic", tool="pythonic"),
     "llama4_pythonic": Pipeline("pythonic", tool="llama4_pythonic"),
     "gemma4": Pipeline("gemma4", tool="gemma4", reasoning="gemma4"),
+    "functiongemma": Pipeline("functiongemma", tool="functiongemma"),  # FunctionGemma does not reason
     "olmo3": Pipeline("olmo3_pythonic", tool="olmo3", reasoning="olmo3"),
     "lfm2": Pipeline("lfm2_pythonic", tool="lfm2"),  # vLLM registers no LFM2 reasoning parser
     # more registered names on formats that are families already (issue 23): Ling-3 writes GLM-4.7's XML;
