@@ -36,6 +36,7 @@ PIPELINES: dict[str, Pipeline] = {
     "longcat": Pipeline("longcat", tool="longcat"),  # vLLM registers no LongCat reasoning parser
     "llama3_json": Pipeline("llama3_json", tool="llama3_json"),
     "granite": Pipeline("granite", tool="granite", reasoning="granite"),  # Granite 3.2: both, as served
+    "granite-20b-fc": Pipeline("granite20b_function_call", tool="granite-20b-fc"),  # the model does not reason
     "phi4_mini_json": Pipeline("phi4_mini", tool="phi4_mini_json"),
     "jamba": Pipeline("jamba", tool="jamba"),
     "internlm": Pipeline("internlm2", tool="internlm"),  # vLLM registers no InternLM / Intern-S1 reasoning parser
