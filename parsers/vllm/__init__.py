@@ -36,12 +36,14 @@ PIPELINES: dict[str, Pipeline] = {
     "longcat": Pipeline("longcat", tool="longcat"),  # vLLM registers no LongCat reasoning parser
     "llama3_json": Pipeline("llama3_json", tool="llama3_json"),
     "granite": Pipeline("granite", tool="granite", reasoning="granite"),  # Granite 3.2: both, as served
+    "granite-20b-fc": Pipeline("granite20b_function_call", tool="granite-20b-fc"),  # the model does not reason
     "phi4_mini_json": Pipeline("phi4_mini", tool="phi4_mini_json"),
     "jamba": Pipeline("jamba", tool="jamba"),
     "internlm": Pipeline("internlm2", tool="internlm"),  # vLLM registers no InternLM / Intern-S1 reasoning parser
     "pythonic": Pipeline("pythonic", tool="pythonic"),
     "llama4_pythonic": Pipeline("pythonic", tool="llama4_pythonic"),
     "gemma4": Pipeline("gemma4", tool="gemma4", reasoning="gemma4"),
+    "functiongemma": Pipeline("functiongemma", tool="functiongemma"),  # FunctionGemma does not reason
     "olmo3": Pipeline("olmo3_pythonic", tool="olmo3", reasoning="olmo3"),
     "lfm2": Pipeline("lfm2_pythonic", tool="lfm2"),  # vLLM registers no LFM2 reasoning parser
     # more registered names on formats that are families already (issue 23): Ling-3 writes GLM-4.7's XML;
