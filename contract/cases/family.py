@@ -176,8 +176,12 @@ class Family:
     def position(self, case: Case) -> Position | Unimplemented:
         return self.positions.get(case.id) or Unimplemented(self.name, case.id)
 
-    def placeholders(self) -> dict[str, str]:
-        values = {"markers": self.marker_text, "quoted_call": self.quoted_call()}
+    def placeholders(self, case: Case | None = None) -> dict[str, str]:
+        """The family's spellings of the catalog's placeholders; `quoted_call` only for a case that quotes a call
+        (a family with no tool format, Kimi-VL's, has no call to quote)."""
+        values = {"markers": self.marker_text}
+        if case is None or "{quoted_call}" in repr(case.scenario):
+            values["quoted_call"] = self.quoted_call()
         if self.reasoning:
             values |= {"opener": self.reasoning.opener, "closer": self.reasoning.closer}
         values |= {k: v for k, v in (("stray", self.stray_marker), ("start", self.start_marker)) if v}
@@ -199,7 +203,7 @@ class Family:
         position = self.position(case)
         if not isinstance(position, Render):
             return position
-        scenario = case.scenario.specialize(self.placeholders())
+        scenario = case.scenario.specialize(self.placeholders(case))
         self._check_strays(case, scenario)
         if self.reasoning:
             scenario = self.reasoning.prompt(scenario)

@@ -44,6 +44,7 @@ PIPELINES: dict[str, Pipeline] = {
     # reasoning parsers Dynamo registers with no tool parser for their format: served alone
     "granite": Pipeline("granite", reasoning="granite"),
     "step3": Pipeline("step3", reasoning="step3"),
+    "kimi": Pipeline("kimi_vl_think", reasoning="kimi"),  # Kimi-VL-Thinking's ◁think▷…◁/think▷; no tool format
     # DeepSeek-R1's reasoning parser (thinking always on) beside DeepSeek V3's tool parser (issue 23)
     "deepseek_r1": Pipeline("deepseek_v3", tool="deepseek_v3", reasoning="deepseek_r1"),
     # more names on formats that are families already (issue 23). Tool name `qwen3` is only the parsers-v2 unified

@@ -59,6 +59,8 @@ PIPELINES: dict[str, Pipeline] = {
     # MiniCPM5 thinks as Qwen3 does (`<think>`, enable_thinking); SGLang registers no MiniCPM5 reasoning parser
     "minicpm5": Pipeline("minicpm5_xml", tool="minicpm5", reasoning="qwen3"),
     "gigachat3": Pipeline("gigachat3", tool="gigachat3"),  # GigaChat 3 has no reasoning format
+    # Kimi-VL-Thinking: ◁think▷…◁/think▷ (KimiDetector); the model has no tool format, served with no tool parser
+    "kimi": Pipeline("kimi_vl_think", reasoning="kimi"),
     # GigaChat 3.5: its reasoning name is DeepSeek-R1's detector; the server forces reasoning when the prompt opens it
     "gigachat35": Pipeline("gigachat35_gcml", tool="gigachat35", reasoning="gigachat35"),
     # Apertus 2509: the reasoning detector hands a tools block inside the inner section on to the tool detector

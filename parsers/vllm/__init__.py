@@ -87,6 +87,13 @@ PIPELINES: dict[str, Pipeline] = {
     "apertus": Pipeline("apertus", tool="apertus"),  # vLLM registers no Apertus (<|inner_prefix|>) reasoning parser
     # MiMo-V2-Flash / V2.5: one MiMoParser (vllm/parser/mimo.py: Qwen3's engine, values verbatim) behind both
     "mimo": Pipeline("mimo_xml", tool="mimo", reasoning="mimo"),
+    # MiniCPM-V 4.6 (Qwen3.5 backbone) writes Qwen3-Coder XML calls and its recipe launches --tool-call-parser
+    # qwen3_coder; --reasoning-parser minicpmv makes the server compose both into MiniCPMVUnifiedParser
+    # (vllm/parser/minicpmv.py): Qwen3's grammar (thinking from enable_thinking, default on) and a rewrite of a literal
+    # backslash-n in content and reasoning into a newline, for a tokenizer that decodes newlines so. The family's
+    # tokenizer decodes a newline as a newline and no sample's content or reasoning holds a backslash, so the rewrite
+    # is graded only as leaving well-formed text alone
+    "minicpmv": Pipeline("qwen3_coder", tool="qwen3_coder", reasoning="minicpmv"),
 }
 MAPPING = mapping(PIPELINES)
 
