@@ -1,0 +1,11 @@
+"""Salesforce xLAM-2: one bare JSON list of `{"name", "arguments"}` calls, only at the start of the output."""
+
+from __future__ import annotations
+
+from fixtures.families import xlam_json as f
+
+from ..grammars.json_array import JsonArray, JsonArraySpec
+from ..machine import Grammar
+
+SPEC = JsonArraySpec(argument_keys=("arguments",))
+GRAMMAR = Grammar(starts=(), open=lambda marker, context: JsonArray(SPEC), leading=(f.OPEN,))
