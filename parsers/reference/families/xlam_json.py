@@ -7,5 +7,5 @@ from fixtures.families import xlam_json as f
 from ..grammars.json_array import JsonArray, JsonArraySpec
 from ..machine import Grammar
 
-SPEC = JsonArraySpec(argument_keys=("arguments",))
+SPEC = JsonArraySpec(argument_keys=("arguments",), plain_bracket=True)  # `[` opens the output: text unless a call follows
 GRAMMAR = Grammar(starts=(), open=lambda marker, context: JsonArray(SPEC), leading=(f.OPEN,))
