@@ -7,5 +7,6 @@ from fixtures.families import xlam_json as f
 from ..grammars.json_array import JsonArray, JsonArraySpec
 from ..machine import Grammar
 
-SPEC = JsonArraySpec(argument_keys=("arguments",), plain_bracket=True)  # `[` opens the output: text unless a call follows
+# the list's own `[` opens the output: text unless a call object follows it
+SPEC = JsonArraySpec(argument_keys=("arguments",), plain_bracket=True)
 GRAMMAR = Grammar(starts=(), open=lambda marker, context: JsonArray(SPEC), leading=(f.OPEN,))

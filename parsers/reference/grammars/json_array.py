@@ -6,8 +6,8 @@ pre-v11 `[TOOL_CALLS] […]`, and, unbracketed, Llama 3's `{…}; {…}`. The ma
 stream as the model writes them (only trailing whitespace waits); a separator, bracket or closing
 marker inside a JSON string is text. What does not fit (a list that never starts, an element with
 no name) is handed back as content; a list that never starts (prose after the opener) is no call, and
-the opener is dropped with it unless it is plain text (`functools`); where the bare `[` is the opener (xLAM), a
-list whose first element is no call is text up to that element. Variants: a lone object where
+the opener is dropped with it unless it is plain text (`functools`); where the bare `[` is the opener
+(xLAM), a list whose first element is no call is text up to that element. Variants: a lone object where
 the list belongs (`<|tool_call|>{…}`), arguments written as a JSON string holding the object
 (`"arguments": "{…}"`, decoded once the string ends), and, for Llama 3, bare objects after narration
 that end the output (`TrailingCalls`).
@@ -31,7 +31,7 @@ class JsonArraySpec:
     argument_keys: tuple[str, ...] = ("arguments", "parameters")
     id_keys: tuple[str, ...] = ()  # keys whose string value is the call's native id (Cohere's `tool_call_id`)
     plain_opener: bool = False  # the opener is ordinary text (`functools`): kept when no list follows
-    # the list's own `[` opens the output (xLAM): a list whose first element is no call object is text, `[` and all
+    # the list's own `[` opens the output (xLAM): a list whose first element is no call is text, `[` and all
     plain_bracket: bool = False
 
 
@@ -211,7 +211,7 @@ class JsonArray:
         self.object: JsonObject | None = None
         self.call = PartialCall()  # the current object's call, listed once its name is known
         self.single = False  # a lone object stood where the list belongs
-        self.opening = ""  # plain_bracket: the `[` (and the whitespace after it) until the first element is a call
+        self.opening = ""  # plain_bracket: the `[` and whitespace after it, until the first element is a call
 
     def feed(self, text: str) -> str | None:
         i = 0
@@ -245,7 +245,7 @@ class JsonArray:
                 self.held, self.at = "", _At.ITEM
                 self.opening = char if self.spec.plain_bracket else ""
             elif char == "]" and self.at in (_At.ITEM, _At.AFTER) and self.spec.bracketed:
-                self.held, self.opening = "", ""  # `[]`: an empty list, no call and no text
+                self.held, self.opening = "", ""  # `[]`: an empty list, no call, no text
                 if not self.spec.close:
                     return text[i + 1 :]
                 self.at = _At.CLOSE
