@@ -65,6 +65,8 @@ ENGINE_BUGS = {
                                            "the parser never runs, the call is content",
     ("vllm_mlx", "deepseek_v3", "tool.single"): "streaming: the tool-markup gate lacks `<｜tool▁calls▁begin｜>`",
     ("vllm_mlx", "granite", "tool.single"): "streaming: the tool-markup gate lacks `<|tool_call|>`",
+    ("vllm_mlx", "xlam", "tool.single"): "streaming: the tool-markup gate has no marker for xLAM's bare `[{`: the "
+                                        "parser never runs, the array is content",
     ("vllm_mlx", "mistral_pre_v11", "tool.single"): "streaming: the pre-v11 array is parsed as a call named `[`",
     ("vllm_mlx", "harmony", "tool.single"): "streaming leaks `comment` of the commentary header into content",
     ("vllm_mlx", "gpt-oss", "tool.single"): "streaming leaks `comment` of the commentary header into content",

@@ -34,6 +34,10 @@ def _calls(message: Message) -> list[tuple[str, str]]:
         ("phi4_mini", "ends with functools", None),
         ("llama3_json", "{1, 2} is a set", None),
         ("llama3_json", '{"answer": 42} is JSON, not a call', None),
+        # xLAM's list opens with its own `[`: an answer that starts with a link, a list or JSON data is text
+        ("xlam_json", "[1, 2] are the numbers", None),
+        ("xlam_json", "[Docs](https://example.com) explain it", None),
+        ("xlam_json", '[{"city": "Paris", "temp": 21}] is the data', None),
         # a control marker followed by prose is a false start: the marker is dropped (tool.false_start), while
         # Phi-4-mini's `functools` is a plain word and stays
         ("granite", "<tool_call> is how Granite 3.1 starts a call", " is how Granite 3.1 starts a call"),

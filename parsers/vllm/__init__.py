@@ -46,6 +46,7 @@ PIPELINES: dict[str, Pipeline] = {
     "functiongemma": Pipeline("functiongemma", tool="functiongemma"),  # FunctionGemma does not reason
     "olmo3": Pipeline("olmo3_pythonic", tool="olmo3", reasoning="olmo3"),
     "lfm2": Pipeline("lfm2_pythonic", tool="lfm2"),  # vLLM registers no LFM2 reasoning parser
+    "xlam": Pipeline("xlam_json", tool="xlam"),  # xLAM-2 has no reasoning format
     # more registered names on formats that are families already (issue 23): Ling-3 writes GLM-4.7's XML;
     # Nemotron V3 and Granite 4.2 think as Qwen3 does; Holo2 is DeepSeek V3's parser with thinking on;
     # Granite 4 writes Hermes JSON; Step-3.5 and Step-5 write Qwen3-Coder XML, thinking always on

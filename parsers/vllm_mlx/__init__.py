@@ -31,6 +31,7 @@ PIPELINES: dict[str, Pipeline] = {
     "mistral_pre_v11": Pipeline("mistral_pre_v11", tool="mistral"),
     "llama3": Pipeline("llama3_json", tool="llama3"),
     "granite": Pipeline("granite", tool="granite"),
+    "xlam": Pipeline("xlam_json", tool="xlam"),
     "gemma4": Pipeline("gemma4", tool="gemma4", reasoning="gemma4"),
     # gpt-oss: two text parsers of Harmony channels each (the tool names are aliases of one class)
     "harmony": Pipeline("harmony", tool="harmony", reasoning="harmony"),

@@ -6,7 +6,8 @@ pre-v11 `[TOOL_CALLS] […]`, and, unbracketed, Llama 3's `{…}; {…}`. The ma
 stream as the model writes them (only trailing whitespace waits); a separator, bracket or closing
 marker inside a JSON string is text. What does not fit (a list that never starts, an element with
 no name) is handed back as content; a list that never starts (prose after the opener) is no call, and
-the opener is dropped with it unless it is plain text (`functools`). Variants: a lone object where
+the opener is dropped with it unless it is plain text (`functools`); where the bare `[` is the opener
+(xLAM), a list whose first element is no call is text up to that element. Variants: a lone object where
 the list belongs (`<|tool_call|>{…}`), arguments written as a JSON string holding the object
 (`"arguments": "{…}"`, decoded once the string ends), for Llama 3, bare objects after narration
 that end the output (`TrailingCalls`), and, for Apertus, the name as the object's one key
@@ -32,6 +33,8 @@ class JsonArraySpec:
     id_keys: tuple[str, ...] = ()  # keys whose string value is the call's native id (Cohere's `tool_call_id`)
     plain_opener: bool = False  # the opener is ordinary text (`functools`): kept when no list follows
     name_as_key: bool = False  # `{"NAME": {...}}` (Apertus): the first key is the name, its value the arguments
+    # the list's own `[` opens the output (xLAM): a list whose first element is no call is text, `[` and all
+    plain_bracket: bool = False
 
 
 class _Expect(Enum):
@@ -213,17 +216,20 @@ class JsonArray:
         self.object: JsonObject | None = None
         self.call = PartialCall()  # the current object's call, listed once its name is known
         self.single = False  # a lone object stood where the list belongs
+        self.opening = ""  # plain_bracket: the `[` and whitespace after it, until the first element is a call
 
     def feed(self, text: str) -> str | None:
         i = 0
         while i < len(text):
             if self.at is _At.OBJECT:
-                scanned = self.object
+                scanned, plain = self.object, bool(self.opening)
                 taken = self._object(text[i:])
                 if taken is None:
                     return None
                 i += taken
                 if scanned is not None and scanned.broken:  # no JSON object after all: the list ends here
+                    return text[i:]
+                if plain and not self.calls:  # the first element was no call: the list was text
                     return text[i:]
                 if self.single:  # the lone object was the whole section
                     if not self.spec.close:
@@ -237,12 +243,14 @@ class JsonArray:
                 self.held += char
             elif char == "{" and (self.at is _At.ITEM or self.at is _At.OPEN):
                 self.single = self.at is _At.OPEN and self.spec.bracketed
+                self.opening += self.held if self.opening else ""
                 self.object, self.call, self.held, self.at = JsonObject(self.spec), PartialCall(), "", _At.OBJECT
                 continue
             elif char == "[" and self.at is _At.OPEN and self.spec.bracketed:
                 self.held, self.at = "", _At.ITEM
+                self.opening = char if self.spec.plain_bracket else ""
             elif char == "]" and self.at in (_At.ITEM, _At.AFTER) and self.spec.bracketed:
-                self.held = ""
+                self.held, self.opening = "", ""  # `[]`: an empty list, no call, no text
                 if not self.spec.close:
                     return text[i + 1 :]
                 self.at = _At.CLOSE
@@ -252,6 +260,7 @@ class JsonArray:
             else:
                 if self.at is _At.OPEN and self.spec.plain_opener:
                     self.stray += self.opener
+                self.stray, self.opening = self.stray + self.opening, ""
                 leftover, self.held = self.held + text[i:], ""
                 return leftover
             i += 1
@@ -273,6 +282,7 @@ class JsonArray:
         if self.call.name is None and self.object.name is not None:
             self.call.name, self.call.id = self.object.name, self.object.id
             self.calls.append(self.call)
+            self.opening = ""  # the list holds calls: its `[` was markup
         written = self.object.arguments(final=False)
         if written is not None and len(written) > len(self.call.arguments):
             self.call.arguments += written[len(self.call.arguments) :].rstrip()
@@ -281,7 +291,8 @@ class JsonArray:
         """The object ended (or the stream did): complete its call, or hand its text back as content."""
         assert self.object is not None
         if self.call.name is None:
-            self.stray += self.object.text
+            self.stray += self.opening + self.object.text
+            self.opening = ""
             return
         written = self.object.arguments(final=final)
         self.call.arguments = "{}" if written is None else written
@@ -302,6 +313,8 @@ class JsonArray:
             self._settle(final=True)
         elif self.at is _At.OPEN and self.spec.plain_opener:
             self.stray += self.opener
+        elif self.at is _At.ITEM and self.opening:
+            self.stray += self.opening + self.held
 
 
 
