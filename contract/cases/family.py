@@ -187,6 +187,15 @@ class Family:
         values |= {k: v for k, v in (("stray", self.stray_marker), ("start", self.start_marker)) if v}
         return values
 
+    def held_by_rule(self, case: Case) -> int:
+        """Payload (non-space characters) the case makes any parser hold past the incremental bound's start: a
+        call quoted inside reasoning, which only the reasoning's closer shows to be quoted (reasoning.quoted_call).
+        Where the format's call alone is longer than the bound (PLaMo 3's markers), no parser could stream
+        that case within it."""
+        if "{quoted_call}" not in repr(case.scenario):
+            return 0
+        return sum(map(len, self.quoted_call().split()))
+
     def quoted_call(self) -> str:
         """One complete call in the family's own syntax, as a model thinking about the format would quote it."""
         builder = TextBuilder()

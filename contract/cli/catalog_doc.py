@@ -73,7 +73,9 @@ RULES = """\
   Argument text counts as passed on however it is re-encoded. The bound is twice the longest
   single non-string value the catalog writes (the `filters` object of `tool.complex_args`, which a schema-typed
   format cannot type before it ends); a parser that buffers whole calls passes it on ordinary calls and fails it
-  on `tool.long_args`. Engines graded where deltas cannot be attributed to chunks are not measured.
+  on `tool.long_args`. On `reasoning.quoted_call` the bound grows by the quoted call's own payload: only the
+  reasoning's closer shows that the call was quoted, so every parser holds it (PLaMo 3's call alone is longer
+  than the bound). Engines graded where deltas cannot be attributed to chunks are not measured.
 """
 
 OUTCOMES = {

@@ -200,7 +200,7 @@ def main() -> None:
                 worst, at = max((worst, at), withheld(TEXT, PAYLOAD, MARKERS, run))
             if failures:
                 break
-        failures += incremental(MODE, worst, at) if INCREMENTAL else []
+        failures += incremental(MODE, worst, at, BOUND) if INCREMENTAL else []
     print("observed:", json.dumps(observed.to_json(), ensure_ascii=False))
     for note in notes:
         print("note:", note)
@@ -254,6 +254,7 @@ def script(replayed: Replayed, parts: EngineRepro, tokenizer_file: str) -> str:
         f"PIECES = {checks.conserved_pieces(sample)!r}  # narration, reasoning and argument text that must survive",
         f"PAYLOAD = {checks.payload_spans(sample)!r}  # where TEXT holds payload, for the incremental check",
         f"INCREMENTAL = {not replayed.engine.holdback_unmeasurable!r}  # can deltas be attributed to chunks",
+        f"BOUND = {checks.INCREMENTAL_BOUND + replayed.family.held_by_rule(sample.case)!r}  # payload it may hold",
         _chunkings_source(chunkings),
         "",
         "",

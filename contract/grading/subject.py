@@ -199,11 +199,17 @@ def _judge_message(subject: Subject, observed: Message) -> tuple[list[Failure], 
     return checks.judge_message(subject.sample.expected, subject.family.markers, subject.anatomy.pieces, observed)
 
 
+def incremental_bound(subject: Subject) -> int:
+    """The incremental check's bound on this subject's sample."""
+    return checks.INCREMENTAL_BOUND + subject.family.held_by_rule(subject.sample.case)
+
+
 @dataclass
 class Withheld:
     """Incremental streaming over the chunkings tried: the figure of each, the worst overall."""
 
     measured: bool = True
+    bound: int = checks.INCREMENTAL_BOUND  # with what the case makes every parser hold (Family.held_by_rule)
     by_chunking: dict[tuple[str, ...], tuple[int, int]] = field(default_factory=dict)
 
     def add(self, streamed: Streamed) -> None:
@@ -218,7 +224,7 @@ class Withheld:
             return graded
         worst = max(self.by_chunking, key=lambda c: self.by_chunking[c][0])
         judged = graded.chunking if graded.status != "pass" and graded.chunking in self.by_chunking else worst
-        failed = checks.incremental(mode.name, *self.by_chunking[judged]) if graded.status != "error" else []
+        failed = checks.incremental(mode.name, *self.by_chunking[judged], self.bound) if graded.status != "error" else []
         graded = dataclasses.replace(graded, withheld=self.by_chunking[worst][0])
         if not failed:
             return graded
@@ -313,7 +319,7 @@ def _grade_searched(subject: Subject, mode: Mode, settings: Settings, incrementa
     worst_holdback = 0
     last_failure: Graded | None = None
     first_pass: Graded | None = None
-    withheld = Withheld(measured=incremental)
+    withheld = Withheld(measured=incremental, bound=incremental_bound(subject))
 
     @Settings(parent=settings, database=None, deadline=None, report_multiple_bugs=False,
               suppress_health_check=list(HealthCheck))
@@ -355,7 +361,7 @@ def grade(subject: Subject, mode: Mode, settings: Settings, *, incremental: bool
         return grade_batch(subject)
     if mode.generated and not settings.derandomize:
         return _grade_searched(subject, mode, settings, incremental)
-    withheld = Withheld(measured=incremental)
+    withheld = Withheld(measured=incremental, bound=incremental_bound(subject))
     if mode.generated:  # the chunkings hypothesis draws from this input (stored: contract.streams.drawn)
         chunkings = (_chunks(subject, mode, cuts) for cuts in drawn(_draw(subject, mode), settings))
         return _grade_chunkings(subject, mode, chunkings, withheld, generated=True)
