@@ -58,6 +58,11 @@ PIPELINES: dict[str, Pipeline] = {
     # MiniCPM5 thinks as Qwen3 does (`<think>`, enable_thinking); SGLang registers no MiniCPM5 reasoning parser
     "minicpm5": Pipeline("minicpm5_xml", tool="minicpm5", reasoning="qwen3"),
     "gigachat3": Pipeline("gigachat3", tool="gigachat3"),  # GigaChat 3 has no reasoning format
+    # template-driven: `response_template` and `beam` parse by the `response_template` the model's tokenizer config
+    # declares (the family's), so each is graded on every family whose models declare one; beam's own Harmony-like
+    # template is only its fallback for a tokenizer without one
+    **{f"{name}_{family}": Pipeline(family, tool=name, reasoning=name)
+       for name in ("response_template", "beam") for family in ("hermes", "qwen3_coder", "gemma4")},
     # GigaChat 3.5: its reasoning name is DeepSeek-R1's detector; the server forces reasoning when the prompt opens it
     "gigachat35": Pipeline("gigachat35_gcml", tool="gigachat35", reasoning="gigachat35"),
 }
