@@ -4,8 +4,9 @@ would be started, with the family's tokenizer (an HF fast tokenizer, as vLLM's r
 The request a case implies is the one a client would send; its prompt ids end with the case's
 prompt tail (e.g. a prefilled opener). A template-driven parser (`hf`, `beam`: vLLM's
 `ResponseTemplateParser`) reads the family's `response_template` from the tokenizer, as the model's
-tokenizer config carries it, and parses after the prompt the chat template renders before it. gpt-oss goes through vLLM's Harmony parser, which reads
-o200k_harmony ids: those come from `parsers.harmony_tokens`, released as soon as they are final.
+tokenizer config carries it, and parses after the prompt the chat template renders before it.
+gpt-oss goes through vLLM's Harmony parser, which reads o200k_harmony ids: those come from
+`parsers.harmony_tokens`, released as soon as they are final.
 """
 
 from __future__ import annotations
