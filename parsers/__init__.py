@@ -10,26 +10,26 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from contract.cases.family import Family, ReasoningStyle, Sample
+from contract.cases.family import Family, ReasoningStyle, ResponseTemplate, Sample
 from contract.cases.model import Chunk, Delta, Message, RequestContext, Tool, ToolCall, ToolCallDelta
 from contract.grading.adapter import Engine, EngineRepro, ParserFactory, ParserUnderTest, StreamSession
 from contract.grading.pipeline import Coverage, Pipeline, coverage, kept_in_content, mapping
 from contract.streams.tokenizer import encode_markup, family_tokenizer, family_tokenizer_file
 
 from .harmony_tokens import HarmonyTokens
-from .hf import hf_tokenizer
+from .hf import hf_template_tokenizer, hf_tokenizer
 from .requests import USER, chat_request, messages, thinking_flags
 
 __all__ = [
     # the protocol (contract.grading.adapter)
     "Engine", "ParserFactory", "ParserUnderTest", "StreamSession",
     # what a parser is handed and returns (contract.cases.model, contract.cases.family)
-    "Family", "ReasoningStyle", "Sample",
+    "Family", "ReasoningStyle", "ResponseTemplate", "Sample",
     "Chunk", "Delta", "Message", "RequestContext", "Tool", "ToolCall", "ToolCallDelta",
     # a server's parser pairs and the registry's coverage (contract.grading.pipeline)
     "Coverage", "Pipeline", "coverage", "kept_in_content", "mapping",
     # tokenizers of the current vocabulary tier (contract.streams.tokenizer, parsers.hf)
-    "encode_markup", "family_tokenizer", "family_tokenizer_file", "hf_tokenizer",
+    "encode_markup", "family_tokenizer", "family_tokenizer_file", "hf_template_tokenizer", "hf_tokenizer",
     # the request a client sends (parsers.requests)
     "USER", "chat_request", "messages", "thinking_flags",
     # what a standalone repro needs of the adapter (contract.cli.repro); o200k_harmony ids for Harmony parsers

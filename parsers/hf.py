@@ -3,6 +3,7 @@ every engine that calls this has among its own dependencies; importing this modu
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from typing import Any
 
@@ -17,3 +18,16 @@ def hf_tokenizer(family: Family) -> Any:
     from transformers import PreTrainedTokenizerFast
 
     return PreTrainedTokenizerFast(tokenizer_object=family_tokenizer(family))
+
+
+@cache
+def hf_template_tokenizer(family: Family) -> Any:
+    """The family's tokenizer as its model's tokenizer config loads it with the `response_template` it declares
+    (a tokenizer_config.json key is a constructor keyword: transformers keeps it as `response_template` and in
+    `init_kwargs`), for template-driven parsers. A family without one: its plain `hf_tokenizer`."""
+    from transformers import PreTrainedTokenizerFast
+
+    if family.response_template is None:
+        return hf_tokenizer(family)
+    template = json.loads(json.dumps(family.response_template.template))  # a tokenizer_config.json value
+    return PreTrainedTokenizerFast(tokenizer_object=family_tokenizer(family), response_template=template)

@@ -201,6 +201,40 @@ def test_engine_tokenizer_keeps_the_family_marker_ids(engine: str) -> None:
             assert theirs.decode([marker_id], skip_special_tokens=False) == marker
 
 
+@pytest.mark.parametrize("engine", ("vllm", "sglang"))
+def test_template_driven_parsers_hold_the_family_response_template(engine: str) -> None:
+    """vLLM's hf/beam and SGLang's response_template/beam read `response_template` off the tokenizer: the one
+    the server holds carries the family's template as its tokenizer config would, and every family that declares
+    one grades each such name."""
+    loaded = _load(engine)
+    module = importlib.import_module(f"parsers.{engine}")
+    adapter = importlib.import_module(f"parsers.{engine}.adapter")
+    driven = {parser: pipeline for parser, pipeline in module.PIPELINES.items() if adapter.template_driven(pipeline)}
+    declaring = {p.family for p in driven.values()}
+    assert declaring and all(family(name).response_template is not None for name in declaring)
+    names = {p.tool for p in driven.values()}
+    assert {(p.tool, p.family) for p in driven.values()} == {(n, f) for n in names for f in declaring}
+    for parser, pipeline in driven.items():
+        fam = family(pipeline.family)
+        tokenizer = loaded.factories[parser](fam).server.tokenizer
+        assert tokenizer.response_template == fam.response_template.template
+        assert tokenizer.init_kwargs["response_template"] == fam.response_template.template
+
+
+def test_family_response_templates_are_the_ones_transformers_serve_falls_back_to() -> None:
+    """One template in three engines: each family's is the fallback `transformers serve` uses for its model type,
+    the reasoning field named `thinking` (vLLM and SGLang serve no `reasoning_content`), and its prompt is the one
+    transformers is graded after."""
+    _load("transformers")
+    from transformers.cli.serving.utils import _RESPONSE_TEMPLATE_FALLBACKS
+
+    for pipeline in importlib.import_module("parsers.transformers").PIPELINES.values():
+        fallback = next(t for types, t in _RESPONSE_TEMPLATE_FALLBACKS.items() if pipeline.tool in types)
+        fields = {("thinking" if n == "reasoning_content" else n): f for n, f in fallback["fields"].items()}
+        template = family(pipeline.family).response_template
+        assert template is not None and dict(template.template) == {**fallback, "fields": fields}
+
+
 # openai-harmony: OpenAI's own Harmony parser on o200k_harmony ids (no finish reason, no registry)
 
 

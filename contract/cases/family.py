@@ -13,7 +13,7 @@ import importlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .catalog import CATALOG, Call, Case, Content, Reasoning, Scenario, Stray, Style, Truncation
 from .expected import Expected, NativeId, derive, generation_stop, native_id, reasoning_kept_in_content
@@ -127,6 +127,17 @@ def _lead(rendered: Rendered, prefix: str) -> Rendered:
     return Rendered(prefix + rendered.text, (Span(0, len(prefix), Kind.MARKUP), *shifted))
 
 
+@dataclass(frozen=True, eq=False)  # a family's data: identity, hashable
+class ResponseTemplate:
+    """The declarative `response_template` a model's `tokenizer_config.json` carries (the schema of
+    transformers' `ResponseParser`), which template-driven parsers (vLLM `hf`/`beam`, SGLang
+    `response_template`/`beam`) parse by, and the chat template's prompt it parses after."""
+
+    template: Mapping[str, Any]  # the tokenizer config's `response_template` value, as JSON
+    prompt: str  # the chat template's rendering of one user turn up to the generation point (its start anchor)
+    source: str  # where it was written from
+
+
 @dataclass(frozen=True, eq=False)  # registry objects: identity, hashable
 class Family:
     name: str
@@ -145,6 +156,7 @@ class Family:
     vocabulary: Vocabulary | None = None  # the closest real vocabulary within reach; None: synthetic only
     stray_marker: str = ""  # `{stray}`: a control marker that, alone outside a section, means nothing
     start_marker: str = ""  # `{start}`: the marker that opens a call or tool section
+    response_template: ResponseTemplate | None = None  # what its model's tokenizer config declares, if anything
     tier: str = REAL  # the vocabulary tier the family is graded in (`in_tier`): a run's setting, not the format's
 
     def __post_init__(self) -> None:

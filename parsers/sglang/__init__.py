@@ -61,6 +61,11 @@ PIPELINES: dict[str, Pipeline] = {
     "gigachat3": Pipeline("gigachat3", tool="gigachat3"),  # GigaChat 3 has no reasoning format
     # Kimi-VL-Thinking: ◁think▷…◁/think▷ (KimiDetector); the model has no tool format, served with no tool parser
     "kimi": Pipeline("kimi_vl_think", reasoning="kimi"),
+    # template-driven: `response_template` and `beam` parse by the `response_template` the model's tokenizer config
+    # declares (the family's), so each is graded on every family whose models declare one; beam's own Harmony-like
+    # template is only its fallback for a tokenizer without one
+    **{f"{name}_{family}": Pipeline(family, tool=name, reasoning=name)
+       for name in ("response_template", "beam") for family in ("hermes", "qwen3_coder", "gemma4")},
     # GigaChat 3.5: its reasoning name is DeepSeek-R1's detector; the server forces reasoning when the prompt opens it
     "gigachat35": Pipeline("gigachat35_gcml", tool="gigachat35", reasoning="gigachat35"),
     # Apertus 2509: the reasoning detector hands a tools block inside the inner section on to the tool detector

@@ -3,7 +3,9 @@ would be started (`--tool-call-parser`, `--reasoning-parser`), with the family's
 
 The request a case implies is the one a client would send; `force_reasoning` is set as the server
 sets it for a template that prefills the opener: when the prompt ends with the family's reasoning
-opener and thinking is on.
+opener and thinking is on. A response-template parser (`response_template`, `beam`) reads the family's
+`response_template` from the tokenizer, as the model's tokenizer config carries it, and parses after the
+prompt the chat template renders (the server's `_response_parser_prefix`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest
 from sglang.srt.function_call.function_call_parser import FunctionCallParser
 from sglang.srt.parser.reasoning_parser import ReasoningParser
+from sglang.srt.parser.response_template import ResponseTemplateReasoningDetector, ResponseTemplateToolDetector
 
 from parsers import (
     Chunk,
@@ -28,6 +31,7 @@ from parsers import (
     RequestContext,
     chat_request,
     coverage,
+    hf_template_tokenizer,
     hf_tokenizer,
     kept_in_content,
 )
@@ -35,6 +39,15 @@ from parsers import (
 from .serving import Server, Stream
 
 engine_tokenizer = hf_tokenizer  # the tokenizer the server holds
+template_tokenizer = hf_template_tokenizer  # ... for response-template parsers: with the model's response_template
+
+
+def template_driven(pipeline: Pipeline) -> bool:
+    """Whether the pipeline's detectors parse by the tokenizer's response_template (SGLang's own classes)."""
+    tool = FunctionCallParser.ToolCallParserEnum.get(pipeline.tool) if pipeline.tool else None
+    reasoning = ReasoningParser.DetectorMap.get(pipeline.reasoning) if pipeline.reasoning else None
+    return bool((tool and issubclass(tool, ResponseTemplateToolDetector))
+                or (reasoning and issubclass(reasoning, ResponseTemplateReasoningDetector)))
 
 
 def request_json(context: RequestContext) -> dict[str, Any]:
@@ -49,18 +62,24 @@ class SglangParser:
 
     @cached_property
     def server(self) -> Server:
-        return Server(self.pipeline.tool, self.pipeline.reasoning, engine_tokenizer(self.family))
+        tokenizer = template_tokenizer if template_driven(self.pipeline) else engine_tokenizer
+        return Server(self.pipeline.tool, self.pipeline.reasoning, tokenizer(self.family))
 
     def force_reasoning(self, context: RequestContext) -> bool:
         return self.family.reasoning is not None and self.family.reasoning.prefilled(context)
 
+    def request(self, context: RequestContext) -> ChatCompletionRequest:
+        """The client's request as the server holds it after rendering the prompt (the chat template's, where
+        the family declares a response template, then the case's prompt tail)."""
+        template = self.family.response_template
+        prompt = (template.prompt if template is not None else "") + context.prompt_tail
+        return self.server.render(ChatCompletionRequest(**request_json(context)), prompt)
+
     def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
-        return self.server.parse(ChatCompletionRequest(**request_json(context)), self.force_reasoning(context),
-                                 text, stop)
+        return self.server.parse(self.request(context), self.force_reasoning(context), text, stop)
 
     def open_stream(self, context: RequestContext) -> _Session:
-        stream = self.server.open_stream(ChatCompletionRequest(**request_json(context)), self.force_reasoning(context))
-        return _Session(stream)
+        return _Session(self.server.open_stream(self.request(context), self.force_reasoning(context)))
 
 
 @dataclass(frozen=True)

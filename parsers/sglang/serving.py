@@ -10,6 +10,11 @@ its composition, step by step:
   parser on its normal text; at the finish `parse_stream_end` of both and the unstreamed
   argument tail (`_check_for_unstreamed_tool_args`), on a last empty step (as when generation ends
   on a stop token; on a max_tokens cut the server flushes in the step of the last token);
+- response-template parsers (`response_template`, `beam`: they read the tokenizer's `response_template`):
+  after rendering, the server keeps special tokens in the output (`configure_response_template_request`)
+  and records the rendered prompt as the parsers' prefix (`_set_response_parser_context`); a detector
+  that constrains every turn (beam) gets the template's turn grammar when its tag can be written, and
+  then parses as constrained (`grammar_holds_calls`); with it the answer's opener ends tool parsing;
 - ids minted by the server (`_process_tool_call_id`): `call_<24 hex>`, except kimi_k2's
   `functions.{name}:{history calls + index}`; finish_reason "tool_calls" when a call was made
   and generation stopped on its own.
@@ -28,8 +33,25 @@ from typing import Any
 from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest
 from sglang.srt.function_call.function_call_parser import FunctionCallParser
 from sglang.srt.parser.reasoning_parser import ReasoningParser
+from sglang.srt.parser.response_template import (
+    ResponseTemplateReasoningDetector,
+    ResponseTemplateToolDetector,
+    configure_response_template_request,
+    grammar_holds_calls,
+)
 
 from parsers import Delta, Message, ToolCall, ToolCallDelta
+
+
+def constrained(request: ChatCompletionRequest) -> bool:
+    """Whether the template's grammar held the output's calls, which response-template parsers then rely on."""
+    return grammar_holds_calls(request._response_parser_tool_grammar, request._response_parser_grammar_start)
+
+
+def answer_started(reasoner: Any) -> bool:
+    """`_answer_started`: the output opened the answer a template grammar admits instead of calls."""
+    detector = getattr(reasoner, "detector", None)
+    return isinstance(detector, ResponseTemplateReasoningDetector) and detector.answer_started
 
 
 def history_calls(request: ChatCompletionRequest) -> int:
@@ -60,7 +82,40 @@ class Server:
         return self.tool is not None and bool(request.tools) and request.tool_choice != "none"
 
     def tool_parser(self, request: ChatCompletionRequest) -> FunctionCallParser:
-        return FunctionCallParser(request.tools, self.tool, tokenizer=self.tokenizer, tool_choice=request.tool_choice)
+        return FunctionCallParser(request.tools, self.tool, tokenizer=self.tokenizer, tool_choice=request.tool_choice,
+                                  prefix=request._response_parser_prefix, constrained=constrained(request))
+
+    def template_driven(self, request: ChatCompletionRequest) -> bool:
+        """`_requires_response_template_detokenization`: a response-template reasoning parser, or tool parser on
+        a request whose tools it parses."""
+        if self.reasoning is not None and issubclass(
+                ReasoningParser.DetectorMap[self.reasoning], ResponseTemplateReasoningDetector):
+            return True
+        tool = FunctionCallParser.ToolCallParserEnum.get(self.tool) if self.tool else None
+        return (request.tool_choice != "none" and bool(request.tools) and tool is not None
+                and issubclass(tool, ResponseTemplateToolDetector))
+
+    def turn_grammar(self, request: ChatCompletionRequest) -> bool:
+        """Whether an unconstrained turn takes the template's own tool-call grammar (`_takes_turn_grammar`, on
+        by default with xgrammar): only for a detector that constrains every turn, and only if its tag exists."""
+        tool = FunctionCallParser.ToolCallParserEnum.get(self.tool) if self.tool else None
+        if (tool is None or not issubclass(tool, ResponseTemplateToolDetector) or not tool.constrains_every_turn
+                or request.tool_choice not in ("auto", "none")
+                or (request.response_format is not None and request.response_format.type != "text")):
+            return False
+        parser = FunctionCallParser(request.tools or [], self.tool, tokenizer=self.tokenizer)
+        tag = parser.detector.get_structural_tag(tools=parser.structural_tag_tools(), tool_choice=request.tool_choice,
+                                                 thinking_mode=self.reasoning is not None,
+                                                 parallel_tool_calls=request.parallel_tool_calls)
+        return tag is not None
+
+    def render(self, request: ChatCompletionRequest, prompt: str) -> ChatCompletionRequest:
+        """What the server records on the request once it rendered `prompt`, for response-template parsers."""
+        if self.template_driven(request):
+            configure_response_template_request(request)
+            request._response_parser_prefix = prompt
+            request._response_parser_tool_grammar = self.turn_grammar(request)
+        return request
 
     def call_id(self, name: str | None, index: int, history: int) -> str:
         if self.tool == "kimi_k2":
@@ -75,7 +130,7 @@ class Server:
             found, text = reasoner.parse_non_stream(text)
             reasoning, text = found or "", text or ""
         calls: list[ToolCall] = []
-        if self.tool_parsing(request):
+        if self.tool_parsing(request) and not answer_started(reasoner):
             parser = self.tool_parser(request)
             if parser.has_tool_call(text):
                 try:
@@ -116,7 +171,7 @@ class Stream:
                 text = (text or "") + (end_text or "")
             if reasoning:
                 deltas.append(Delta(reasoning=reasoning))
-        if self.tools is None:
+        if self.tools is None or answer_started(self.reasoner):
             if text:
                 deltas.append(Delta(content=text))
             return deltas

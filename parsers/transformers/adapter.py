@@ -1,9 +1,10 @@
 """The matrix's view of `transformers serve`: each parser under test is a `serving.Server` for a model of
 the pipeline's model type, with the family's tokenizer as the HF fast tokenizer the server loads.
 
-The prompt is what the chat template would end with: the assistant turn's anchor (the response
-template's `start_anchor`, where the parser starts reading) and the case's prompt tail (a prefilled
-reasoning opener, or a closed empty block when thinking is off), encoded with the family tokenizer.
+The prompt is what the chat template would end with: the family's (`Family.response_template.prompt`, ending
+with the assistant turn's anchor, the response template's `start_anchor` where the parser starts reading) and
+the case's prompt tail (a prefilled reasoning opener, or a closed empty block when thinking is off), encoded
+with the family tokenizer. The template itself is the server's own fallback for the model type.
 """
 
 from __future__ import annotations
@@ -34,15 +35,6 @@ from parsers import (
 
 from .serving import Server, Stream
 
-# the chat template's rendering of a one-message conversation up to the generation point, per model type
-# (the response template's `start_anchor` ends it)
-PROMPTS = {
-    "qwen3": "<|im_start|>user\nPlease help.<|im_end|>\n<|im_start|>assistant\n",
-    "qwen3_5": "<|im_start|>user\nPlease help.<|im_end|>\n<|im_start|>assistant\n",
-    "gemma4": "<bos><|turn>user\nPlease help.<turn|>\n<|turn>model\n",
-}
-
-
 engine_tokenizer = hf_tokenizer  # the tokenizer the server holds
 
 
@@ -62,8 +54,9 @@ class TransformersParser:
         return Server(self.pipeline.tool, engine_tokenizer(self.family))
 
     def prompt_ids(self, context: RequestContext) -> list[int]:
-        assert self.pipeline.tool is not None
-        return encode_markup(family_tokenizer(self.family), PROMPTS[self.pipeline.tool] + context.prompt_tail)
+        template = self.family.response_template  # the chat template's prompt before the output is family data
+        assert template is not None, f"family {self.family.name!r} declares no response template"
+        return encode_markup(family_tokenizer(self.family), template.prompt + context.prompt_tail)
 
     def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
         ids = list(token_ids) if token_ids is not None else encode_markup(family_tokenizer(self.family), text)

@@ -81,6 +81,10 @@ PIPELINES: dict[str, Pipeline] = {
     # Cohere Command: one parser class over melody's cmd3 / cmd4 filter; Command 4 answers in <|START_TEXT|>
     "cohere_command3": Pipeline("cohere_action", tool="cohere_command3", reasoning="cohere_command3"),
     "cohere_command4": Pipeline("cohere_command4", tool="cohere_command4", reasoning="cohere_command4"),
+    # template-driven: `hf` and `beam` parse by the `response_template` the model's tokenizer config declares
+    # (the family's), so each is graded on every family whose models declare one; beam adds only a grammar
+    **{f"{name}_{family}": Pipeline(family, tool=name, reasoning=name)
+       for name in ("hf", "beam") for family in ("hermes", "qwen3_coder", "gemma4")},
     # Inkling: one parser-engine state machine (vllm/parser/inkling.py) behind both names
     "inkling": Pipeline("inkling", tool="inkling", reasoning="inkling"),
     # PLaMo 3: one parser-engine state machine (vllm/parser/plamo3.py) behind both names

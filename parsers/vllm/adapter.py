@@ -2,8 +2,11 @@
 would be started, with the family's tokenizer (an HF fast tokenizer, as vLLM's renderer holds it).
 
 The request a case implies is the one a client would send; its prompt ids end with the case's
-prompt tail (e.g. a prefilled opener). gpt-oss goes through vLLM's Harmony parser, which reads
-o200k_harmony ids: those come from `parsers.harmony_tokens`, released as soon as they are final.
+prompt tail (e.g. a prefilled opener). A template-driven parser (`hf`, `beam`: vLLM's
+`ResponseTemplateParser`) reads the family's `response_template` from the tokenizer, as the model's
+tokenizer config carries it, and parses after the prompt the chat template renders before it.
+gpt-oss goes through vLLM's Harmony parser, which reads o200k_harmony ids: those come from
+`parsers.harmony_tokens`, released as soon as they are final.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
 from vllm.entrypoints.openai.parser.harmony_utils import get_encoding
+from vllm.parser.response_template import response_template_parser_cls
 from vllm.reasoning import ReasoningParserManager
 from vllm.tokenizers.hf import get_cached_tokenizer
 from vllm.tool_parsers import ToolParserManager
@@ -33,6 +37,7 @@ from parsers import (
     coverage,
     encode_markup,
     family_tokenizer,
+    hf_template_tokenizer,
     hf_tokenizer,
     kept_in_content,
 )
@@ -41,9 +46,10 @@ from .serving import HarmonyTokenizer, Prepared, Server, Stream
 
 
 @cache
-def engine_tokenizer(family: Family) -> Any:
-    """The family's offline tokenizer as the HF fast tokenizer vLLM's renderer would hold."""
-    return get_cached_tokenizer(hf_tokenizer(family))
+def engine_tokenizer(family: Family, with_template: bool = False) -> Any:
+    """The family's offline tokenizer as the HF fast tokenizer vLLM's renderer would hold (`with_template`: with
+    the `response_template` its model's tokenizer config declares)."""
+    return get_cached_tokenizer(hf_template_tokenizer(family) if with_template else hf_tokenizer(family))
 
 
 def request_json(context: RequestContext) -> dict[str, Any]:
@@ -117,6 +123,21 @@ class VllmHarmonyParser(VllmParser):
         return [*ids.push(Chunk(text, token_ids)), *ids.finish()]
 
 
+@dataclass(frozen=True)
+class VllmTemplateParser(VllmParser):
+    """`hf` / `beam`: vLLM's `ResponseTemplateParser`, which reads the tokenizer's `response_template` and
+    parses the output after the rendered prompt (its start anchor, then the case's prompt tail)."""
+
+    @cached_property
+    def server(self) -> Server:
+        return Server(self.pipeline.tool, self.pipeline.reasoning, engine_tokenizer(self.family, with_template=True))
+
+    def prompt_ids(self, context: RequestContext) -> list[int]:
+        template = self.family.response_template
+        prompt = template.prompt if template is not None else ""
+        return encode_markup(family_tokenizer(self.family), prompt + context.prompt_tail)
+
+
 # families whose server path is vLLM's Harmony parser (it switches on the model type, not a parser name)
 HARMONY_FAMILIES = frozenset({"harmony"})
 
@@ -137,8 +158,17 @@ def _registered() -> dict[str, Mapping[str, object]]:
     }
 
 
+def template_driven(pipeline: Pipeline) -> bool:
+    """Whether the server composes the pipeline's parsers into a `ResponseTemplateParser` (vLLM's own test)."""
+    classes = [ToolParserManager.get_tool_parser(pipeline.tool)] if pipeline.tool else []
+    classes += [ReasoningParserManager.get_reasoning_parser(pipeline.reasoning)] if pipeline.reasoning else []
+    return any(response_template_parser_cls(c) is not None for c in classes)
+
+
 def _parser_class(pipeline: Pipeline) -> type[VllmParser]:
-    return VllmHarmonyParser if pipeline.family in HARMONY_FAMILIES else VllmParser
+    if pipeline.family in HARMONY_FAMILIES:
+        return VllmHarmonyParser
+    return VllmTemplateParser if template_driven(pipeline) else VllmParser
 
 
 def load_engine(name: str, pipelines: Mapping[str, Pipeline]) -> Engine:
