@@ -19,7 +19,10 @@ from typing import Any
 from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest
 from sglang.srt.function_call.function_call_parser import FunctionCallParser
 from sglang.srt.parser.reasoning_parser import ReasoningParser
-from sglang.srt.parser.response_template import ResponseTemplateReasoningDetector, ResponseTemplateToolDetector
+from sglang.srt.parser.response_template import (
+    ResponseTemplateReasoningDetector,
+    ResponseTemplateToolDetector,
+)
 
 from parsers import (
     Chunk,
