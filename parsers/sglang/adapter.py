@@ -71,12 +71,15 @@ class SglangParser:
     def force_reasoning(self, context: RequestContext) -> bool:
         return self.family.reasoning is not None and self.family.reasoning.prefilled(context)
 
-    def request(self, context: RequestContext) -> ChatCompletionRequest:
-        """The client's request as the server holds it after rendering the prompt (the chat template's, where
-        the family declares a response template, then the case's prompt tail)."""
+    def prompt(self, context: RequestContext) -> str:
+        """The rendered prompt's end: the chat template's, where the family declares a response template, then
+        the case's prompt tail."""
         template = self.family.response_template
-        prompt = (template.prompt if template is not None else "") + context.prompt_tail
-        return self.server.render(ChatCompletionRequest(**request_json(context)), prompt)
+        return (template.prompt if template is not None else "") + context.prompt_tail
+
+    def request(self, context: RequestContext) -> ChatCompletionRequest:
+        """The client's request as the server holds it after rendering the prompt."""
+        return self.server.render(ChatCompletionRequest(**request_json(context)), self.prompt(context))
 
     def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
         return self.server.parse(self.request(context), self.force_reasoning(context), text, stop)

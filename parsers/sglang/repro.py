@@ -3,40 +3,52 @@
 from __future__ import annotations
 
 import importlib.metadata
+import json
 
 from parsers import EngineRepro, Sample, family_tokenizer
 
 from . import serving
-from .adapter import SglangParser, request_json
+from .adapter import SglangParser, request_json, template_driven
 
 CODE = '''
 REQUEST = {request!r}  # the chat request a client sent
+PROMPT = {prompt!r}  # the rendered prompt a response-template parser reads after
 
 
 def server() -> Server:
     """The server started with --tool-call-parser {tool} --reasoning-parser {reasoning}."""
-    tokenizer = PreTrainedTokenizerFast(tokenizer_file=str(HERE / {tokenizer_file!r}))
+    tokenizer = PreTrainedTokenizerFast(tokenizer_file=str(HERE / {tokenizer_file!r}){template})
     return Server(tool={tool!r}, reasoning={reasoning!r}, tokenizer=tokenizer)
+
+
+def request(the_server: Server) -> ChatCompletionRequest:
+    return the_server.render(ChatCompletionRequest(**REQUEST), PROMPT)
 
 
 FORCE_REASONING = {force!r}  # as the server sets it: the prompt ends with the reasoning opener, thinking on
 
 
 def run_batch() -> Message:
-    return server().parse(ChatCompletionRequest(**REQUEST), FORCE_REASONING, TEXT, STOP)
+    the_server = server()
+    return the_server.parse(request(the_server), FORCE_REASONING, TEXT, STOP)
 
 
 def run_stream(chunks: tuple[Chunk, ...], final_ids: list[int]) -> tuple[list[list[Delta]], list[Delta]]:
     """One engine step per chunk (its delta text: SGLang's parsers read no ids), then the end of generation."""
-    stream = server().open_stream(ChatCompletionRequest(**REQUEST), FORCE_REASONING)
+    the_server = server()
+    stream = the_server.open_stream(request(the_server), FORCE_REASONING)
     return [stream.feed(chunk.text) for chunk in chunks], stream.finish(STOP)
 '''
 
 
 def engine_repro(parser: SglangParser, sample: Sample, token_ids: tuple[int, ...], tokenizer_file: str) -> EngineRepro:
     context = sample.context
+    declared = parser.family.response_template if template_driven(parser.pipeline) else None
+    # a response-template parser reads the response_template the model's tokenizer_config.json declares
+    template = f", response_template={json.loads(json.dumps(declared.template))!r}" if declared is not None else ""
     code = CODE.format(request=request_json(context), tool=parser.pipeline.tool, reasoning=parser.pipeline.reasoning,
-                       tokenizer_file=tokenizer_file, force=parser.force_reasoning(context))
+                       tokenizer_file=tokenizer_file, force=parser.force_reasoning(context), template=template,
+                       prompt=parser.prompt(context))
     return EngineRepro(
         requirement=f"sglang=={importlib.metadata.version('sglang')}",
         imports=("from transformers import PreTrainedTokenizerFast",),

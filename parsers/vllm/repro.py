@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import importlib.metadata
+import json
 from collections.abc import Sequence
 
 from parsers import Chunk, EngineRepro, Sample, family_tokenizer
 
 from . import serving
-from .adapter import VllmHarmonyParser, VllmParser, request_json
+from .adapter import VllmHarmonyParser, VllmParser, VllmTemplateParser, request_json
 
 CODE = '''
 REQUEST = {request!r}  # the chat request a client sent
@@ -35,13 +36,17 @@ def run_stream(chunks: tuple[Chunk, ...], final_ids: list[int]) -> tuple[list[li
     per_chunk = [stream.feed(c.text, c.token_ids or (), text_without_ids=MODE == "chars") for c in chunks]
     return per_chunk, stream.finish(STOP, final_ids)
 '''
-FAMILY_TOKENIZER = ("get_cached_tokenizer(PreTrainedTokenizerFast(tokenizer_file=str(HERE / {file!r})))")
+FAMILY_TOKENIZER = "get_cached_tokenizer(PreTrainedTokenizerFast(tokenizer_file=str(HERE / {file!r}){template}))"
+# a template-driven parser (hf, beam) reads the response_template the model's tokenizer_config.json declares
+TEMPLATE_KEYWORD = ", response_template={template!r}"
 HARMONY_TOKENIZER = "HarmonyTokenizer(get_encoding())"
 
 
 def engine_repro(parser: VllmParser, sample: Sample, token_ids: tuple[int, ...], tokenizer_file: str) -> EngineRepro:
     context = sample.context
     harmony = isinstance(parser, VllmHarmonyParser)
+    declared = parser.family.response_template if isinstance(parser, VllmTemplateParser) else None
+    template = TEMPLATE_KEYWORD.format(template=json.loads(json.dumps(declared.template))) if declared is not None else ""
 
     def chunk_ids(chunks: Sequence[Chunk]) -> tuple[list[list[int]], list[int]]:
         ids = parser.stream_ids()  # as the adapter's stream session: the ids each engine output carries
@@ -52,7 +57,7 @@ def engine_repro(parser: VllmParser, sample: Sample, token_ids: tuple[int, ...],
         output_ids=parser.output_ids(sample.text, token_ids),
         tool=parser.pipeline.tool, reasoning=parser.pipeline.reasoning, harmony=harmony,
         harmony_note=" (model type gpt_oss: vLLM's Harmony parser)" if harmony else "",
-        tokenizer=HARMONY_TOKENIZER if harmony else FAMILY_TOKENIZER.format(file=tokenizer_file),
+        tokenizer=HARMONY_TOKENIZER if harmony else FAMILY_TOKENIZER.format(file=tokenizer_file, template=template),
     )
     imports = ["from vllm.entrypoints.openai.parser.harmony_utils import get_encoding"] if harmony else [
         "from transformers import PreTrainedTokenizerFast", "from vllm.tokenizers.hf import get_cached_tokenizer"]
