@@ -25,6 +25,7 @@ MODES = (
     "boundaries",
     "random",
     "chars",
+    "concurrent",
 )
 
 _TOP_LEVEL: dict[str, type] = {"run": dict, "parsers": list, "cases": list, "families": list, "cells": list}

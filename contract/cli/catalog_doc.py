@@ -26,6 +26,7 @@ from contract.cases.catalog import (
 )
 from contract.cases.family import Family, NotApplicable
 from contract.grading.checks import INCREMENTAL_BOUND, INCREMENTAL_MODES
+from contract.streams.interleave import NOT_INTERLEAVED, PARTNERS
 from fixtures import all_families
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "CATALOG.md"
@@ -76,6 +77,12 @@ RULES = """\
   on `tool.long_args`. On `reasoning.quoted_call` the bound grows by the quoted call's own payload: only the
   reasoning's closer shows that the call was quoted, so every parser holds it (PLaMo 3's call alone is longer
   than the bound). Engines graded where deltas cannot be attributed to chunks are not measured.
+- **Isolation between requests** (the `concurrent` mode). Each case's stream and a partner request's (the first
+  of {partners} the parser grades, other than the case) go through one parser under test at once, one token per
+  step, the partner's steps spread evenly between the case's; each must come out exactly as it does alone. The
+  cell judges isolation only, so a parser fails it by keeping request state where another request reaches it
+  (a module global, a class attribute, a shared instance), never for what it gets wrong alone. Left out:
+  {left_out}.
 """
 
 OUTCOMES = {
@@ -133,7 +140,9 @@ def _positions(case: Case, families: dict[str, Family]) -> str:
 def render(families: dict[str, Family]) -> str:
     tools = ", ".join(f"`{t.name}`({', '.join(t.parameters['properties'])})" for t in DEFAULT_TOOLS)
     lines = [INTRO.replace("{tools}", tools),
-             RULES.replace("{modes}", ", ".join(INCREMENTAL_MODES)).replace("{bound}", str(INCREMENTAL_BOUND))]
+             RULES.replace("{modes}", ", ".join(INCREMENTAL_MODES)).replace("{bound}", str(INCREMENTAL_BOUND))
+             .replace("{partners}", ", ".join(f"`{p}`" for p in PARTNERS))
+             .replace("{left_out}", "; ".join(f"`{c}` ({why})" for c, why in NOT_INTERLEAVED.items()))]
     for kind, title in (("tool", "Tool calls"), ("reasoning", "Reasoning"), ("harmony", "Harmony (gpt-oss)")):
         lines += [f"## {title}", "",
                   "| id | since | scenario | expected | acceptable outcomes | bug class | families |",

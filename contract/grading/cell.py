@@ -11,6 +11,7 @@ from typing import Any
 from ..cases.catalog import case
 from ..cases.family import Family, NotApplicable, Unimplemented
 from ..streams.chunking import mode
+from ..streams.interleave import NOT_INTERLEAVED
 from .outcome import Outcome
 from .record import CellRecord
 
@@ -72,6 +73,8 @@ def settled(cell: Cell, registry: Mapping[str, Family]) -> dict[str, Any] | None
         return {"outcome": "n/a", "reason": position.reason}
     if isinstance(position, Unimplemented):
         return {"outcome": "unimplemented", "reason": position.reason}
+    if mode(cell.mode).isolation and cell.case in NOT_INTERLEAVED:
+        return {"outcome": "n/a", "reason": NOT_INTERLEAVED[cell.case]}
     if not cell.calls_parsed and (case(cell.case).kind == "tool" or _holds_call(family, cell.case)):
         return {"outcome": "n/a", "reason": f"{cell.parser} is a reasoning parser its server runs with no tool "
                                             "parser beside it: tool-call markup is not parsed, so only the "

@@ -7,6 +7,7 @@ The families it renders samples of are given (`families`), as the plan's are.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import traceback
 from collections.abc import Callable, Mapping
@@ -21,6 +22,7 @@ from ..streams.tokenizer import TokenStream, family_stream
 from .adapter import Engine, EngineModule, ParserUnderTest, engine_module
 from .cell import REASONING_IN_CONTENT, SLOWDOWN_MODES, Cell, identity, sample_key, settled
 from .compare import normalized
+from .concurrency import PARTNERS, grade_concurrent
 from .outcome import Outcome
 from .progress import Call, Progress
 from .record import CellRecord, Failure, signature
@@ -44,6 +46,7 @@ class Grader:
     _positions: dict[tuple[str, str], Sample | NotApplicable | Unimplemented] = field(default_factory=dict)
     _streams: dict[tuple[str, str], TokenStream] = field(default_factory=dict)
     _subjects: dict[tuple[str, str], Subject] = field(default_factory=dict)
+    _partners: dict[tuple[str, str], Subject] = field(default_factory=dict)  # the concurrent mode's partner requests
     _reference_cpus: dict[tuple[str, str, str], float] = field(default_factory=dict)
     samples: dict[str, dict[str, Any]] = field(default_factory=dict)  # sample key -> entry, as graded here
     spent_s: float = 0.0  # CPU time the parsers under test actually spent (a run shared by cells counts once)
@@ -122,9 +125,7 @@ class Grader:
         sample = self._position(family, the_case)
         assert isinstance(sample, Sample)
         engine = self.engine(cell.engine)
-        variant = ""
-        if isinstance(engine, Engine) and cell.parser_name in engine.reasoning_in_content and family.reasoning:
-            sample, variant = sample.with_reasoning_in_content(family.reasoning), REASONING_IN_CONTENT
+        sample, variant = _as_graded(sample, engine, cell, family)
         stream = self._stream(family, sample)
         record["sample"] = self._sample_entry(sample, stream, variant)
         if isinstance(engine, str):
@@ -141,8 +142,15 @@ class Grader:
         subject.cpu_s.update(parse=0.0, stream=0.0)
         spent = subject.spent_s
         the_mode = mode(cell.mode)
-        graded = grade(subject, the_mode, profile(self.hypothesis_profile),
-                       incremental=not engine.holdback_unmeasurable)
+        if the_mode.isolation:
+            partner = self._partner(cell, engine, parser, family)
+            if partner is None:
+                record.update(outcome="n/a", reason=f"{cell.parser} grades no other case to interleave this one with")
+                return
+            graded = grade_concurrent(subject, partner, partner.sample.case)
+        else:
+            graded = grade(subject, the_mode, profile(self.hypothesis_profile),
+                           incremental=not engine.holdback_unmeasurable)
         self.spent_s += subject.spent_s - spent
         _record_graded(the_case, graded, record)
         if engine.holdback_unmeasurable and the_mode.streaming:
@@ -153,6 +161,23 @@ class Grader:
             own = subject.cpu_s["parse" if the_mode.name == "batch" else "stream"]
             reference = self._reference_cpu(subject, the_mode)
             record.update(reference_cpu_s=round(reference, 6), slowdown=round(own / max(reference, 1e-6), 1))
+
+    def _partner(self, cell: Cell, engine: Engine, parser: ParserUnderTest, family: Family) -> Subject | None:
+        """The request the concurrent mode interleaves with the cell's: the first of `PARTNERS` the parser
+        grades, other than the cell's case (its subject kept for every cell of the parser)."""
+        for partner in PARTNERS:
+            partner_cell = dataclasses.replace(cell, case=partner)
+            if partner == cell.case or settled(partner_cell, self.families) is not None:
+                continue
+            key = (cell.parser, partner)
+            if key not in self._partners:
+                self._partners.clear()  # one parser's at a time, as its groups are graded
+                sample = self._position(family, case(partner))
+                assert isinstance(sample, Sample)
+                sample, _ = _as_graded(sample, engine, partner_cell, family)
+                self._partners[key] = Subject(parser, family, sample, self._stream(family, sample), self.progress)
+            return self._partners[key]
+        return None
 
     def _sample_entry(self, sample: Sample, stream: TokenStream, variant: str) -> str:
         """The key of the sample in the results' samples table; its entry is added to `samples` once."""
@@ -179,6 +204,14 @@ class Grader:
                     twin.run(chunks)
             self._reference_cpus[key] = twin.spent_s
         return self._reference_cpus[key]
+
+
+def _as_graded(sample: Sample, engine: Engine | str, cell: Cell, family: Family) -> tuple[Sample, str]:
+    """The sample as the cell's parser is graded on it, and its variant: append-think parsers keep the think
+    block in content."""
+    if isinstance(engine, Engine) and cell.parser_name in engine.reasoning_in_content and family.reasoning:
+        return sample.with_reasoning_in_content(family.reasoning), REASONING_IN_CONTENT
+    return sample, ""
 
 
 def _record_graded(the_case: Case, graded: Graded, record: dict[str, Any]) -> None:

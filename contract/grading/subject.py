@@ -240,7 +240,7 @@ def judge_stream(subject: Subject, run: StreamRun) -> tuple[list[Failure], list[
     return failures, notes, observed, checks.holdback(sample.text, subject.anatomy.visible, markers, run)
 
 
-def _crash(exc: BaseException, chunking: tuple[str, ...] | None = None) -> Graded:
+def crashed(exc: BaseException, chunking: tuple[str, ...] | None = None) -> Graded:
     return Graded("error", (Failure("error", f"{type(exc).__name__}: {exc}"),), chunking=chunking,
                   error=_error_text(exc))
 
@@ -249,7 +249,7 @@ def grade_batch(subject: Subject) -> Graded:
     observed = subject.batch()
     subject.cpu_s["parse"] += subject.batch_cpu_s()
     if isinstance(observed, BaseException):  # a crashing parser is an outcome
-        return _crash(observed)
+        return crashed(observed)
     failures, notes, _ = _judge_message(subject, observed)
     return Graded("fail" if failures else "pass", tuple(failures), tuple(notes), observed)
 
@@ -257,7 +257,7 @@ def grade_batch(subject: Subject) -> Graded:
 def _graded_run(streamed: Streamed, holdback: int) -> Graded:
     """A failing run as the cell reports it."""
     if streamed.error is not None:
-        return _crash(streamed.error, streamed.texts)
+        return crashed(streamed.error, streamed.texts)
     return Graded("fail", streamed.failures, streamed.notes, streamed.observed, streamed.texts, holdback)
 
 
@@ -347,7 +347,7 @@ def _grade_searched(subject: Subject, mode: Mode, settings: Settings, incrementa
                                      worst_holdback, examples, found.error), mode)
     except Exception as exc:  # noqa: BLE001 - e.g. hypothesis reporting a flaky parser
         if last_failure is None:
-            return _crash(exc)
+            return crashed(exc)
         notes = (*last_failure.notes, f"hypothesis could not replay the failure: {type(exc).__name__}")
         return withheld.apply(Graded(last_failure.status, last_failure.failures, notes, last_failure.observed,
                                      last_failure.chunking, worst_holdback, examples, last_failure.error), mode)

@@ -17,6 +17,7 @@ BURSTS = (2, 3, 5, 8)
 class Mode:
     name: str
     tier: str  # batch | token | char
+    isolation: bool = False  # judged against the parser's own solo runs, not the expected result (`concurrent`)
 
     @property
     def streaming(self) -> bool:
@@ -37,7 +38,9 @@ MODES: tuple[Mode, ...] = (
     Mode("boundaries", "token"),
     Mode("random", "token"),
     Mode("chars", "char"),
+    Mode("concurrent", "token", isolation=True),  # the case and a partner request interleaved (`interleave`)
 )
+CONFORMANCE_MODES = tuple(m for m in MODES if not m.isolation)  # judged against the expected result
 MODES_BY_NAME = {m.name: m for m in MODES}
 
 

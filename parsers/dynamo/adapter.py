@@ -87,6 +87,7 @@ class _Session:
     parser: DynamoParser
     context: RequestContext
     chunks: list[Chunk] = field(default_factory=list)
+    replays_at_finish = True  # the whole request is sent at the finish: sessions finished together overlap in the server
 
     def feed(self, chunk: Chunk) -> Sequence[Delta]:
         self.chunks.append(chunk)

@@ -3,8 +3,9 @@
 `vllm-mlx serve --enable-auto-tool-choice --tool-call-parser T --reasoning-parser R` configures
 module globals of `vllm_mlx.server` (`cli.serve_command`); `Server.configured()` sets them exactly so
 around every call into the server and restores the previous values afterwards, so pipelines graded
-one after another in one process never see each other's configuration. The server's cached tool
-parser instance starts empty for every request: each request meets a freshly started server.
+one after another in one process never see each other's configuration. A request that arrives while no
+other is in flight meets a freshly started server (its cached tool parser instance empty); requests in
+flight together share the server's globals as they are, whatever one of them left in them.
 
 - batch: what `create_chat_completion` does for `stream=False`: `_prepare_chat_completion_invocation`,
   `_extract_reasoning_and_tool_calls(output.text, …)` (the global reasoning parser, then the cached
@@ -30,7 +31,7 @@ import copy
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mlx_lm.tokenizer_utils import (
@@ -138,6 +139,10 @@ def delta(event: str) -> Delta | None:
                  finish_reason=choice.get("finish_reason"))
 
 
+_GLOBALS = ("_enable_auto_tool_choice", "_tool_call_parser", "_tool_parser_instance", "_reasoning_parser",
+            "_reasoning_parser_name")  # what `vllm-mlx serve` configures in `vllm_mlx.server`
+
+
 @dataclass(frozen=True)
 class Server:
     """A server started with `--enable-auto-tool-choice --tool-call-parser T --reasoning-parser R`."""
@@ -145,21 +150,40 @@ class Server:
     tool: str | None
     reasoning: str | None
     tokenizer: Any
+    # while streams are open: their ids, and the globals as the last call into the server left them
+    open_streams: set[int] = field(default_factory=set, compare=False)
+    held: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def started(self) -> dict[str, Any]:
+        """The globals of a freshly started server."""
+        return {"_enable_auto_tool_choice": self.tool is not None, "_tool_call_parser": self.tool,
+                "_tool_parser_instance": None,  # built from the engine's tokenizer on first use
+                "_reasoning_parser": get_reasoning_parser(self.reasoning)() if self.reasoning else None,
+                "_reasoning_parser_name": self.reasoning}
 
     @contextmanager
-    def configured(self) -> Iterator[None]:
-        """The server module's globals as `vllm-mlx serve` sets them, restored on exit."""
-        names = ("_enable_auto_tool_choice", "_tool_call_parser", "_tool_parser_instance",
-                 "_reasoning_parser", "_reasoning_parser_name")
-        saved = {name: getattr(mlx_server, name) for name in names}
-        mlx_server._enable_auto_tool_choice = self.tool is not None
-        mlx_server._tool_call_parser = self.tool
-        mlx_server._tool_parser_instance = None  # built from the engine's tokenizer on first use
-        mlx_server._reasoning_parser = get_reasoning_parser(self.reasoning)() if self.reasoning else None
-        mlx_server._reasoning_parser_name = self.reasoning
+    def configured(self, stream: Stream | None = None) -> Iterator[None]:
+        """The server module's globals as this server holds them, restored on exit: those of a fresh start when
+        no stream is open, else as the last call left them. `stream` is the stream the call serves: open until
+        it is done or a call of it raises."""
+        saved = {name: getattr(mlx_server, name) for name in _GLOBALS}
+        for name, value in (self.held if self.open_streams else self.started()).items():
+            setattr(mlx_server, name, value)
+        ended = False
         try:
             yield
+        except BaseException:
+            ended = True
+            raise
         finally:
+            if stream is not None:
+                if ended or stream.done:
+                    self.open_streams.discard(id(stream))
+                else:
+                    self.open_streams.add(id(stream))
+            self.held.clear()
+            if self.open_streams:
+                self.held.update({name: getattr(mlx_server, name) for name in _GLOBALS})
             for name, value in saved.items():
                 setattr(mlx_server, name, value)
 
@@ -201,11 +225,11 @@ class Stream:
         self.detok = detokenizer(server.tokenizer)
         self.text = ""
         self.steps = 0
-        with server.configured():
+        self.done = False
+        with server.configured(self):
             prepared = mlx_server._prepare_chat_completion_invocation(engine, request, MAX_TOKENS)
             self.sse = mlx_server.stream_chat_completion(engine, prepared.messages, request, **prepared.chat_kwargs)
         self.waiting: Any = None  # the server's coroutine, suspended where it asked for the next output
-        self.done = False
         self._advance(None)  # the role chunk, up to the server's first request for output
 
     def _advance(self, output: GenerationOutput | None) -> list[Delta]:
@@ -213,7 +237,7 @@ class Stream:
         deltas: list[Delta] = []
         coroutine, value = self.waiting, output
         self.waiting = None
-        with self.server.configured():
+        with self.server.configured(self):
             while not self.done:
                 if coroutine is None:
                     coroutine, value = self.sse.__anext__(), None

@@ -250,3 +250,6 @@ class Miniature:
 from .v2 import V2  # noqa: E402 - catalog v2's defects, built on the classes above
 
 DEFECTS.update(V2)
+from .v3 import V3  # noqa: E402 - catalog v3's defects: state that outlives a request
+
+DEFECTS.update(V3)

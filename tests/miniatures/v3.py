@@ -1,0 +1,39 @@
+"""Catalog v3's defects: state that outlives one request. Each is the reference with one thing changed."""
+
+from __future__ import annotations
+
+from contract.cases.family import Family
+from contract.cases.model import RequestContext
+from parsers.reference.families import grammar
+from parsers.reference.machine import Machine, State
+
+from .defects import Defect
+
+_SHARED: dict[str, State] = {}  # the module global every session reads and writes
+
+
+class _GlobalState(Machine):
+    """The reference machine whose state (start, reasoning, content, section) lives in a module global: a
+    request alone never notices, two at once each switch the other's."""
+
+    @property  # type: ignore[override]
+    def state(self) -> State:
+        return _SHARED["state"]
+
+    @state.setter
+    def state(self, value: State) -> None:
+        _SHARED["state"] = value
+
+
+class KeepsStateInModuleGlobal(Defect):
+    """Opening a stream resets the global, as a shared instance's `reset()` at each request would."""
+
+    family = "kimi_k2"
+
+    def machine(self, family: Family, context: RequestContext) -> Machine:
+        return _GlobalState(grammar(family.name), family.reasoning, context)
+
+
+V3: dict[str, Defect] = {
+    "keeps_state_in_module_global": KeepsStateInModuleGlobal(),
+}
