@@ -26,7 +26,7 @@ from contract.streams.tokenizer import TokenStream, family_tokenizer, token_stre
 from fixtures import all_families, family
 
 SAMPLES = [s for c in CATALOG for f in all_families().values() if isinstance(s := f.sample(c), Sample)]
-DETERMINISTIC = [m for m in MODES if m.streaming and not m.generated]
+DETERMINISTIC = [m for m in MODES if m.streaming and not m.generated and not m.isolation]
 FEW = settings(max_examples=15, deadline=None, database=None)
 
 

@@ -25,7 +25,10 @@ import pytest
 from workflow import ROOT, workflow
 from workflow import run_step as run_workflow_step
 
-from reports.load import MODES
+from contract.streams.chunking import CONFORMANCE_MODES
+
+# a patch that breaks a request alone moves no cell of the concurrent mode, which compares a parser with itself
+MODES = tuple(m.name for m in CONFORMANCE_MODES)
 
 STOOD_IN = {"actions/checkout@v4", "actions/setup-python@v5", "marocchino/sticky-pull-request-comment@v2",
             "actions/upload-artifact@v4"}
