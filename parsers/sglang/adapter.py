@@ -1,9 +1,9 @@
 """The matrix's view of SGLang: each parser under test is a `serving.Server` configured as a server
 would be started (`--tool-call-parser`, `--reasoning-parser`), with the family's tokenizer.
 
-The request a case implies is the one a client would send; `force_reasoning` is set as the server
-sets it for a template that prefills the opener: when the prompt ends with the family's reasoning
-opener and thinking is on. A response-template parser (`response_template`, `beam`) reads the family's
+The request a case implies is the one a client would send. The server forces reasoning where the template
+prefills the opener (here: the prompt ends with the family's reasoning opener and thinking is on) or where
+the request asks for it (`serving.Server.requested_reasoning`, from the request's thinking flags). A response-template parser (`response_template`, `beam`) reads the family's
 `response_template` from the tokenizer, as the model's tokenizer config carries it, and parses after the
 prompt the chat template renders (the server's `_response_parser_prefix`).
 """
@@ -68,7 +68,7 @@ class SglangParser:
         tokenizer = template_tokenizer if template_driven(self.pipeline) else engine_tokenizer
         return Server(self.pipeline.tool, self.pipeline.reasoning, tokenizer(self.family))
 
-    def force_reasoning(self, context: RequestContext) -> bool:
+    def template_forces(self, context: RequestContext) -> bool:
         return self.family.reasoning is not None and self.family.reasoning.prefilled(context)
 
     def prompt(self, context: RequestContext) -> str:
@@ -82,10 +82,10 @@ class SglangParser:
         return self.server.render(ChatCompletionRequest(**request_json(context)), self.prompt(context))
 
     def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
-        return self.server.parse(self.request(context), self.force_reasoning(context), text, stop)
+        return self.server.parse(self.request(context), self.template_forces(context), text, stop)
 
     def open_stream(self, context: RequestContext) -> _Session:
-        return _Session(self.server.open_stream(self.request(context), self.force_reasoning(context)))
+        return _Session(self.server.open_stream(self.request(context), self.template_forces(context)))
 
 
 @dataclass(frozen=True)

@@ -25,18 +25,18 @@ def request(the_server: Server) -> ChatCompletionRequest:
     return the_server.render(ChatCompletionRequest(**REQUEST), PROMPT)
 
 
-FORCE_REASONING = {force!r}  # as the server sets it: the prompt ends with the reasoning opener, thinking on
+TEMPLATE_FORCES = {force!r}  # the template prefills the reasoning opener (the prompt ends with it), thinking on
 
 
 def run_batch() -> Message:
     the_server = server()
-    return the_server.parse(request(the_server), FORCE_REASONING, TEXT, STOP)
+    return the_server.parse(request(the_server), TEMPLATE_FORCES, TEXT, STOP)
 
 
 def run_stream(chunks: tuple[Chunk, ...], final_ids: list[int]) -> tuple[list[list[Delta]], list[Delta]]:
     """One engine step per chunk (its delta text: SGLang's parsers read no ids), then the end of generation."""
     the_server = server()
-    stream = the_server.open_stream(request(the_server), FORCE_REASONING)
+    stream = the_server.open_stream(request(the_server), TEMPLATE_FORCES)
     return [stream.feed(chunk.text) for chunk in chunks], stream.finish(STOP)
 '''
 
@@ -47,7 +47,7 @@ def engine_repro(parser: SglangParser, sample: Sample, token_ids: tuple[int, ...
     # a response-template parser reads the response_template the model's tokenizer_config.json declares
     template = f", response_template={json.loads(json.dumps(declared.template))!r}" if declared is not None else ""
     code = CODE.format(request=request_json(context), tool=parser.pipeline.tool, reasoning=parser.pipeline.reasoning,
-                       tokenizer_file=tokenizer_file, force=parser.force_reasoning(context), template=template,
+                       tokenizer_file=tokenizer_file, force=parser.template_forces(context), template=template,
                        prompt=parser.prompt(context))
     return EngineRepro(
         requirement=f"sglang=={importlib.metadata.version('sglang')}",

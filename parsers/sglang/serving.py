@@ -32,7 +32,7 @@ from typing import Any
 
 from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest
 from sglang.srt.function_call.function_call_parser import FunctionCallParser
-from sglang.srt.parser.reasoning_parser import ReasoningParser
+from sglang.srt.parser.reasoning_parser import IQuestQ1ReasoningDetector, ReasoningParser
 from sglang.srt.parser.response_template import (
     ResponseTemplateReasoningDetector,
     ResponseTemplateToolDetector,
@@ -66,13 +66,40 @@ class Server:
     reasoning: str | None
     tokenizer: Any
 
-    def reasoning_parser(self, request: ChatCompletionRequest, force_reasoning: bool, stream: bool) -> Any:
+    def requested_reasoning(self, request: ChatCompletionRequest) -> bool:
+        """`_get_reasoning_from_request` on a template whose thinking toggle the server cannot infer (the graded
+        tokenizer carries no chat template): per parser, else the reasoning detector's `reasoning_default` reads
+        the request's `chat_template_kwargs`."""
+        kwargs = request.chat_template_kwargs
+        if self.reasoning is None:
+            return False
+        if self.reasoning == "iquest_q1":
+            return IQuestQ1ReasoningDetector.thinking_enabled(kwargs or {})
+        if self.reasoning == "minimax-m3":
+            return (kwargs or {}).get("thinking_mode") == "enabled"
+        if self.reasoning == "hunyuan":
+            return request.reasoning_effort not in (None, "none", "no_think")
+        mode = ReasoningParser(model_type=self.reasoning, stream_reasoning=True,
+                               tokenizer=self.tokenizer).detector.reasoning_default
+        if mode == "always":
+            return True
+        if mode == "mistral":
+            return request.reasoning_effort is not None and request.reasoning_effort != "none"
+        if mode in ("thinking", "enable_thinking"):
+            return not kwargs or kwargs.get(mode) is not False
+        if mode in ("explicit_thinking", "explicit_enable_thinking"):
+            return kwargs is not None and kwargs.get(mode.replace("explicit_", "")) is True
+        return False
+
+    def reasoning_parser(self, request: ChatCompletionRequest, template_forces: bool, stream: bool) -> Any:
+        """The request's reasoning parser, forced into reasoning where the template prefills the opener
+        (`template_manager.force_reasoning`) or the request asks for reasoning (`requested_reasoning`)."""
         if self.reasoning is None:
             return None
         return ReasoningParser(
             model_type=self.reasoning,
             stream_reasoning=request.stream_reasoning if stream else False,
-            force_reasoning=force_reasoning,
+            force_reasoning=template_forces or self.requested_reasoning(request),
             request=request,
             tokenizer=self.tokenizer,
             tool_call_parser_active=self.tool_parsing(request),
@@ -122,10 +149,10 @@ class Server:
             return f"functions.{name}:{history + index}"
         return f"call_{uuid.uuid4().hex[:24]}"
 
-    def parse(self, request: ChatCompletionRequest, force_reasoning: bool, text: str, stop: str) -> Message:
+    def parse(self, request: ChatCompletionRequest, template_forces: bool, text: str, stop: str) -> Message:
         """A non-streaming response to `request` whose generated text is `text`, ended by `stop`."""
         reasoning = ""
-        reasoner = self.reasoning_parser(request, force_reasoning, stream=False)
+        reasoner = self.reasoning_parser(request, template_forces, stream=False)
         if reasoner is not None and request.separate_reasoning:
             found, text = reasoner.parse_non_stream(text)
             reasoning, text = found or "", text or ""
@@ -146,17 +173,17 @@ class Server:
         finish = "tool_calls" if calls and stop == "stop" else stop
         return Message(content=text or "", reasoning=reasoning, tool_calls=tuple(calls), finish_reason=finish)
 
-    def open_stream(self, request: ChatCompletionRequest, force_reasoning: bool) -> Stream:
-        return Stream(self, request, force_reasoning)
+    def open_stream(self, request: ChatCompletionRequest, template_forces: bool) -> Stream:
+        return Stream(self, request, template_forces)
 
 
 class Stream:
     """One streamed response: `feed(delta_text)` per engine step, `finish(stop)` at the end."""
 
-    def __init__(self, server: Server, request: ChatCompletionRequest, force_reasoning: bool) -> None:
+    def __init__(self, server: Server, request: ChatCompletionRequest, template_forces: bool) -> None:
         self.server = server
         self.request = request
-        self.reasoner = server.reasoning_parser(request, force_reasoning, stream=True)
+        self.reasoner = server.reasoning_parser(request, template_forces, stream=True)
         self.tools = server.tool_parser(request) if server.tool_parsing(request) else None
         self.history = history_calls(request)
         self.made_calls = False
