@@ -20,7 +20,10 @@ def messages(context: RequestContext) -> list[dict[str, Any]]:
 
 
 def thinking_flags(context: RequestContext) -> dict[str, Any]:
-    """`chat_template_kwargs` turning thinking on or off, under both names templates read."""
+    """`chat_template_kwargs` turning thinking on or off, under both names templates read; none when the
+    request leaves it to the template."""
+    if context.thinking is None:
+        return {}
     return {"thinking": context.thinking, "enable_thinking": context.thinking}
 
 

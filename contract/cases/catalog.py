@@ -147,6 +147,9 @@ class Case:
     rule: Rule = Rule.EXACT
     native_ids: bool = False  # compare tool-call ids exactly
     version: int = 1  # the catalog version that added the case
+    # a request variant: what the client asks differs from this base case's request, and a family that does not
+    # state a position of its own takes the one it holds on the base case (`Family.position`)
+    variant_of: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ("tool", "reasoning", "harmony") or not self.id.startswith(self.kind + "."):
@@ -461,7 +464,17 @@ HARMONY_CASES = (
          "the call recovered or an explicit error; no markup in content", "call dropped without <|call|>"),
 )
 
-CATALOG: tuple[Case, ...] = TOOL_CASES + REASONING_CASES + HARMONY_CASES + TOOL_CASES_V2 + REASONING_CASES_V2
+# catalog v3: what the client asks varies, not only what the model writes (issue 24)
+REQUEST_VARIANTS = (
+    Case("reasoning.flag_absent", "reasoning", "thinking closed by the template, no thinking flag in the request",
+         _scenario(Content(ANSWER)).with_context(prompt_tail="{opener}\n\n{closer}\n\n", thinking=None),
+         "no reasoning, content answer (as reasoning.empty)",
+         "the answer taken for reasoning, and hidden with include_reasoning=false, when the request leaves the "
+         "thinking flag to the template (vLLM #53284)", version=3, variant_of="reasoning.empty"),
+)
+
+CATALOG: tuple[Case, ...] = (TOOL_CASES + REASONING_CASES + HARMONY_CASES + TOOL_CASES_V2 + REASONING_CASES_V2
+                             + REQUEST_VARIANTS)
 CASES: dict[str, Case] = {c.id: c for c in CATALOG}
 
 if len(CASES) != len(CATALOG):  # pragma: no cover - guards the literal above

@@ -42,7 +42,7 @@ class ReasoningStyle:
     def prefilled(self, context: RequestContext) -> bool:
         """The request enables thinking (or the model always reasons) and its prompt ends with the opener:
         output starts inside reasoning."""
-        return (context.thinking or self.always_reasons) and context.prompt_tail.endswith(self.opener)
+        return bool(context.thinking or self.always_reasons) and context.prompt_tail.endswith(self.opener)
 
     def prompt(self, scenario: Scenario) -> Scenario:
         """The scenario as the family's template prompts it: where the template always prefills the
@@ -186,7 +186,12 @@ class Family:
         return _in_tier(self, tier)
 
     def position(self, case: Case) -> Position | Unimplemented:
-        return self.positions.get(case.id) or Unimplemented(self.name, case.id)
+        """The position the family states on the case; for a request variant it does not name, the one it holds
+        on the variant's base case (the same output, asked for differently)."""
+        stated = self.positions.get(case.id)
+        if stated is None and case.variant_of is not None:
+            stated = self.positions.get(case.variant_of)
+        return stated or Unimplemented(self.name, case.id)
 
     def placeholders(self, case: Case | None = None) -> dict[str, str]:
         """The family's spellings of the catalog's placeholders; `quoted_call` only for a case that quotes a call

@@ -30,12 +30,13 @@ class RequestContext:
     """What the request tells the parser besides the model text.
 
     `prompt_tail` is the end of the rendered prompt (e.g. a prefilled `<think>`); `history` holds the
-    earlier messages of the conversation in OpenAI form where a case needs them (native ids).
+    earlier messages of the conversation in OpenAI form where a case needs them (native ids, an earlier turn's
+    reasoning). `thinking` is the flag the request sends; None sends none (the template's default decides).
     """
 
     tools: tuple[Tool, ...] = ()
     tool_choice: str = "auto"
-    thinking: bool = True
+    thinking: bool | None = True
     prompt_tail: str = ""
     history: tuple[dict[str, Any], ...] = ()
 

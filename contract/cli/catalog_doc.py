@@ -125,6 +125,10 @@ def scenario_text(case: Case) -> str:
         parts.append(f"cut: {scenario.truncation.value}")
     if scenario.context.prompt_tail:
         parts.append(f"prompt ends with {_value(scenario.context.prompt_tail)}")
+    if scenario.context.thinking is None:
+        parts.append("the request sends no thinking flag")
+    if case.variant_of:
+        parts.append(f"a request variant of `{case.variant_of}` (families hold their position on it)")
     return "; ".join(parts).replace("|", "\\|").replace("\n", " ")
 
 

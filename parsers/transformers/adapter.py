@@ -40,7 +40,8 @@ engine_tokenizer = hf_tokenizer  # the tokenizer the server holds
 
 def request_json(context: RequestContext) -> dict[str, Any]:
     """The chat request a client would send for this case, as JSON (the templates read `enable_thinking`)."""
-    return {**chat_request(context), "chat_template_kwargs": {"enable_thinking": context.thinking}}
+    flags = {} if context.thinking is None else {"enable_thinking": context.thinking}
+    return {**chat_request(context), "chat_template_kwargs": flags}
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from contract.cases.family import Family
+from contract.cases.family import Family, ReasoningStyle
 from contract.cases.model import RequestContext
 from parsers.reference.families import grammar
-from parsers.reference.machine import Machine, State
+from parsers.reference.machine import Grammar, Machine, State
 
 from .defects import Defect
 
@@ -34,6 +34,25 @@ class KeepsStateInModuleGlobal(Defect):
         return _GlobalState(grammar(family.name), family.reasoning, context)
 
 
+class _ThinkingByDefault(Machine):
+    """Starts inside reasoning when the request sends no thinking flag, whatever the prompt says."""
+
+    def __init__(self, grammar: Grammar, reasoning: ReasoningStyle | None, context: RequestContext) -> None:
+        super().__init__(grammar, reasoning, context)
+        if reasoning is not None and context.thinking is None:
+            self.state = State.REASONING
+
+
+class AssumesThinkingWithoutFlag(Defect):
+    """Reads thinking from the request's flag alone and takes it on when the flag is absent (vLLM #53284)."""
+
+    family = "kimi_k2"
+
+    def machine(self, family: Family, context: RequestContext) -> Machine:
+        return _ThinkingByDefault(grammar(family.name), family.reasoning, context)
+
+
 V3: dict[str, Defect] = {
     "keeps_state_in_module_global": KeepsStateInModuleGlobal(),
+    "assumes_thinking_without_flag": AssumesThinkingWithoutFlag(),
 }
