@@ -21,7 +21,12 @@ from .pipeline import Coverage
 
 
 class StreamSession(Protocol):
-    """One streamed response: deltas out for every chunk in, then a flush at the end."""
+    """One streamed response: deltas out for every chunk in, then a flush at the end.
+
+    A session that sends its whole request only at the finish (an engine graded over HTTP, whose deltas come back
+    all at once) says so with a class attribute `replays_at_finish = True`: the concurrent mode then finishes it
+    together with its partner, from two threads, so that both requests are in flight in the server at once.
+    """
 
     def feed(self, chunk: Chunk) -> Sequence[Delta]: ...
 
