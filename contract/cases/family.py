@@ -131,7 +131,11 @@ def _lead(rendered: Rendered, prefix: str) -> Rendered:
 class ResponseTemplate:
     """The declarative `response_template` a model's `tokenizer_config.json` carries (the schema of
     transformers' `ResponseParser`), which template-driven parsers (vLLM `hf`/`beam`, SGLang
-    `response_template`/`beam`) parse by, and the chat template's prompt it parses after."""
+    `response_template`/`beam`) parse by, and the chat template's prompt it parses after.
+
+    The families write theirs from the template `transformers serve` 5.23.0 falls back to for the model type
+    (cli/serving/utils.py), with the reasoning field named `thinking`, which transformers reads too: vLLM and
+    SGLang serve only `thinking`, `content` and `tool_calls` and reject the fallback's `reasoning_content`."""
 
     template: Mapping[str, Any]  # the tokenizer config's `response_template` value, as JSON
     prompt: str  # the chat template's rendering of one user turn up to the generation point (its start anchor)
@@ -203,6 +207,11 @@ class Family:
             values |= {"opener": self.reasoning.opener, "closer": self.reasoning.closer}
         values |= {k: v for k, v in (("stray", self.stray_marker), ("start", self.start_marker)) if v}
         return values
+
+    def prompt_end(self, context: RequestContext) -> str:
+        """The end of the rendered prompt the output follows: the chat template's assistant turn where the family
+        declares a response template (what template-driven parsers parse after), then the case's prompt tail."""
+        return (self.response_template.prompt if self.response_template is not None else "") + context.prompt_tail
 
     def held_by_rule(self, case: Case) -> int:
         """Payload (non-space characters) the case makes any parser hold past the incremental bound's start: a

@@ -74,8 +74,7 @@ class SglangParser:
     def prompt(self, context: RequestContext) -> str:
         """The rendered prompt's end: the chat template's, where the family declares a response template, then
         the case's prompt tail."""
-        template = self.family.response_template
-        return (template.prompt if template is not None else "") + context.prompt_tail
+        return self.family.prompt_end(context)
 
     def request(self, context: RequestContext) -> ChatCompletionRequest:
         """The client's request as the server holds it after rendering the prompt."""

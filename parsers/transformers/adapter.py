@@ -55,9 +55,8 @@ class TransformersParser:
         return Server(self.pipeline.tool, engine_tokenizer(self.family))
 
     def prompt_ids(self, context: RequestContext) -> list[int]:
-        template = self.family.response_template  # the chat template's prompt before the output is family data
-        assert template is not None, f"family {self.family.name!r} declares no response template"
-        return encode_markup(family_tokenizer(self.family), template.prompt + context.prompt_tail)
+        assert self.family.response_template is not None, f"family {self.family.name!r} declares no response template"
+        return encode_markup(family_tokenizer(self.family), self.family.prompt_end(context))
 
     def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
         ids = list(token_ids) if token_ids is not None else encode_markup(family_tokenizer(self.family), text)

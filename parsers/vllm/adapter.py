@@ -133,9 +133,7 @@ class VllmTemplateParser(VllmParser):
         return Server(self.pipeline.tool, self.pipeline.reasoning, engine_tokenizer(self.family, with_template=True))
 
     def prompt_ids(self, context: RequestContext) -> list[int]:
-        template = self.family.response_template
-        prompt = template.prompt if template is not None else ""
-        return encode_markup(family_tokenizer(self.family), prompt + context.prompt_tail)
+        return encode_markup(family_tokenizer(self.family), self.family.prompt_end(context))
 
 
 # families whose server path is vLLM's Harmony parser (it switches on the model type, not a parser name)
