@@ -50,14 +50,14 @@ class EngineEntry:
 
 ENGINES: dict[str, EngineEntry] = {entry.name: entry for entry in (
     EngineEntry("reference", "reference"),
-    EngineEntry("vllm", "vLLM", "vllm", "0.33.0", torch=True, harmony_vocab=True, repro_sample=(6, 3)),
-    EngineEntry("sglang", "SGLang", "sglang", "0.5.23", torch=True, repro_sample=(6, 3)),
+    EngineEntry("vllm", "vLLM", "vllm", "0.33.0", torch=True, harmony_vocab=True, repro_sample=(4, 2)),
+    EngineEntry("sglang", "SGLang", "sglang", "0.5.23", torch=True, repro_sample=(4, 2)),
     # a small Rust wheel with one dependency (pydantic): installed normally, no pin file needed
     EngineEntry("openai-harmony", "openai-harmony", "openai-harmony", "0.0.8", pinned=False, harmony_vocab=True,
                 repro_sample=(2, 2)),
-    EngineEntry("lmdeploy", "lmdeploy", "lmdeploy", "0.18.0", torch=True, repro_sample=(6, 3)),
-    EngineEntry("vllm-mlx", "vllm-mlx", "vllm-mlx", "0.6.0", repro_sample=(6, 3)),
+    EngineEntry("lmdeploy", "lmdeploy", "lmdeploy", "0.18.0", torch=True, repro_sample=(4, 2)),
+    EngineEntry("vllm-mlx", "vllm-mlx", "vllm-mlx", "0.6.0", repro_sample=(4, 2)),
     # the Rust frontend, driven over HTTP
-    EngineEntry("dynamo", "Dynamo", "ai-dynamo-runtime", "1.6.1", server=True, harmony_vocab=True, repro_sample=(6, 3)),
+    EngineEntry("dynamo", "Dynamo", "ai-dynamo-runtime", "1.6.1", server=True, harmony_vocab=True, repro_sample=(4, 2)),
     EngineEntry("transformers", "transformers", "transformers", "5.23.0", repro_sample=(3, 2)),
 )}
