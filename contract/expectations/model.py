@@ -92,13 +92,13 @@ def expand_modes(value: str | Sequence[str]) -> tuple[str, ...]:
 def compress_modes(modes: Iterable[str]) -> str | list[str]:
     """The shortest spelling of a set of modes: `"*"`, or tiers where a whole tier is covered."""
     chosen = set(modes)
+    named = [m for m in MODE_NAMES if m in chosen and m not in EVERY_MODE_NAMES]  # never in "*" or a tier
     if chosen >= set(EVERY_MODE_NAMES):
-        rest = [m for m in MODE_NAMES if m in chosen and m not in EVERY_MODE_NAMES]
-        return [EVERY_MODE, *rest] if rest else EVERY_MODE
+        return [EVERY_MODE, *named] if named else EVERY_MODE
     out: list[str] = []
     for tier, members in TIERS.items():
         if len(members) > 1 and set(members) <= chosen:
             out.append(tier)
         else:
             out += [m for m in members if m in chosen]
-    return out + [m for m in MODE_NAMES if m in chosen and m not in EVERY_MODE_NAMES]
+    return out + named

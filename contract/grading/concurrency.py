@@ -16,7 +16,7 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..cases.catalog import Case
@@ -43,7 +43,7 @@ class _Stream:
     subject: Subject
     chunks: tuple[Chunk, ...]
     session: StreamSession | None = None
-    per_chunk: list[Sequence[Delta]] | None = None
+    per_chunk: list[Sequence[Delta]] = field(default_factory=list)
     final: Sequence[Delta] = ()
     error: BaseException | None = None
 
@@ -74,13 +74,12 @@ def interleaved(case: Subject, partner: Subject) -> tuple[_Stream, _Stream]:
     for stream in streams:
         try:
             stream.session = _timed(case, Call.OPEN, -1, case.parser.open_stream, stream.subject.sample.context)
-            stream.per_chunk = []
         except Exception as exc:  # noqa: BLE001 - an outcome
             stream.error = exc
     deferred_finishes: list[_Stream] = []
     for position, step in enumerate(order):
         stream = streams[step.stream]
-        if stream.error is not None or stream.session is None or stream.per_chunk is None:
+        if stream.error is not None or stream.session is None:
             continue
         session = stream.session
         try:
@@ -122,7 +121,7 @@ def _label(streams: tuple[_Stream, _Stream], step: Step) -> str:
 def _result(stream: _Stream) -> Message | BaseException:
     if stream.error is not None:
         return stream.error
-    return assemble([d for group in stream.per_chunk or () for d in group] + list(stream.final))
+    return assemble([d for group in stream.per_chunk for d in group] + list(stream.final))
 
 
 def _shown(result: Message | BaseException, keep_ids: bool) -> Any:

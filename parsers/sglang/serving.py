@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest
@@ -66,6 +67,13 @@ class Server:
     reasoning: str | None
     tokenizer: Any
 
+    @cached_property
+    def reasoning_default(self) -> str | None:
+        """The reasoning detector's `reasoning_default`, read once per server as `OpenAIServingChat.__init__` does."""
+        assert self.reasoning is not None
+        return ReasoningParser(model_type=self.reasoning, stream_reasoning=True,
+                               tokenizer=self.tokenizer).detector.reasoning_default
+
     def requested_reasoning(self, request: ChatCompletionRequest) -> bool:
         """`_get_reasoning_from_request` on a template whose thinking toggle the server cannot infer (the graded
         tokenizer carries no chat template): per parser, else the reasoning detector's `reasoning_default` reads
@@ -79,8 +87,7 @@ class Server:
             return (kwargs or {}).get("thinking_mode") == "enabled"
         if self.reasoning == "hunyuan":
             return request.reasoning_effort not in (None, "none", "no_think")
-        mode = ReasoningParser(model_type=self.reasoning, stream_reasoning=True,
-                               tokenizer=self.tokenizer).detector.reasoning_default
+        mode = self.reasoning_default
         if mode == "always":
             return True
         if mode == "mistral":
