@@ -81,8 +81,8 @@ def spaced_by_whitespace_tokens(s: Sample, mode: str) -> bool:
 
 
 def marker_after_start(s: Sample, mode: str) -> bool:
-    """Only re-chunked text splits a marker of these single-token formats."""
-    if mode != "chars":
+    """Only re-chunked text splits a marker of these single-token formats (none is one under tool_choice "none")."""
+    if mode != "chars" or s.context.tool_choice == "none":
         return False
     fam = family(s.family)
     body = s.text.lstrip()
@@ -111,7 +111,8 @@ def dotted_name(s: Sample, mode: str) -> bool:
 
 
 def quoted_arguments(s: Sample, mode: str) -> bool:
-    return any(c.arguments or c.raw_arguments for c in s.scenario.calls)
+    """Calls with arguments, parsed as calls (not under tool_choice "none")."""
+    return s.context.tool_choice != "none" and any(c.arguments or c.raw_arguments for c in s.scenario.calls)
 
 
 def sunny_answer(s: Sample, mode: str) -> bool:
@@ -239,6 +240,11 @@ def thinking_flag_absent(s: Sample, mode: str) -> bool:
     return s.context.thinking is None
 
 
+def no_tool_chosen(s: Sample, mode: str) -> bool:
+    """A call written under tool_choice "none"."""
+    return s.context.tool_choice == "none" and bool(s.scenario.calls)
+
+
 def interleaved(s: Sample, mode: str) -> bool:
     """Its global is the whole machine state: the partner request switches it whatever the case writes."""
     return mode == "concurrent"
@@ -280,6 +286,7 @@ ORACLES: dict[str, tuple[Callable[[Sample, str], bool], str]] = {
     # catalog v3
     "keeps_state_in_module_global": (interleaved, "fail"),
     "assumes_thinking_without_flag": (thinking_flag_absent, "fail"),
+    "ignores_tool_choice": (no_tool_chosen, "fail"),
 }
 
 

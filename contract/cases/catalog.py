@@ -89,6 +89,7 @@ class Rule(Enum):
     UNKNOWN_TOOL = "unknown_tool"
     MALFORMED_NEIGHBOUR = "malformed_neighbour"
     INFERRED_NAME = "inferred_name"
+    NO_TOOL_CHOSEN = "no_tool_chosen"  # tool_choice "none": whatever the model writes, no call is returned
 
 
 # filled by each family, see Family.placeholders: `markers` (marker text for an argument), `opener`/`closer`
@@ -471,6 +472,13 @@ REQUEST_VARIANTS = (
          "no reasoning, content answer (as reasoning.empty)",
          "the answer taken for reasoning, and hidden with include_reasoning=false, when the request leaves the "
          "thinking flag to the template (vLLM #53284)", version=3, variant_of="reasoning.empty"),
+    Case("tool.choice_none", "tool", "a call written although the request says tool_choice \"none\"",
+         _scenario(PARIS).with_context(tool_choice="none"),
+         "no tool call; the text after any reasoning as content, markup and all; finish_reason stop",
+         "a call returned although the client asked for none, or the markup lost: with tools declared and "
+         "tool_choice \"none\" the server must not call a tool (OpenAI: the model \"will not call any tool and "
+         "instead generates a message\"), and a model can still write a call", rule=Rule.NO_TOOL_CHOSEN, version=3,
+         variant_of="tool.single"),
 )
 
 CATALOG: tuple[Case, ...] = (TOOL_CASES + REASONING_CASES + HARMONY_CASES + TOOL_CASES_V2 + REASONING_CASES_V2

@@ -167,6 +167,8 @@ def derive(case: Case, scenario: Scenario, rendered: Rendered, stop: str, make_i
     )
     if case.rule is Rule.EXACT:
         return Expected(outcome("exact", calls))
+    if case.rule is Rule.NO_TOOL_CHOSEN:
+        return Expected((dataclasses.replace(whole_text, label="no call: the text as content"),))
     if case.rule is Rule.MALFORMED_ARGUMENTS:
         return Expected((*outcome("call with raw arguments", calls), whole_text))
     if case.rule is Rule.UNKNOWN_TOOL:

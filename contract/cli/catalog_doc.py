@@ -93,6 +93,7 @@ OUTCOMES = {
     Rule.MALFORMED_NEIGHBOUR: "both calls (the bad one with raw argument text), or the good call and the bad "
                               "call's own text as content",
     Rule.INFERRED_NAME: "the call named from its argument keys, or the raw text as content",
+    Rule.NO_TOOL_CHOSEN: "one outcome only: no call, the raw text (after any reasoning) as content",
 }
 
 

@@ -68,7 +68,8 @@ class Machine:
     """
 
     def __init__(self, grammar: Grammar, reasoning: ReasoningStyle | None, context: RequestContext) -> None:
-        self.grammar = grammar
+        # tool_choice "none": no section opens, so a call the model writes anyway stays in content as written
+        self.grammar = Grammar((), grammar.open) if context.tool_choice == "none" else grammar
         self.reasoning = reasoning
         self.context = context
         prefilled = reasoning is not None and reasoning.prefilled(context)

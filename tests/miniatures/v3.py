@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from contract.cases.family import Family, ReasoningStyle
 from contract.cases.model import RequestContext
 from parsers.reference.families import grammar
@@ -52,7 +54,17 @@ class AssumesThinkingWithoutFlag(Defect):
         return _ThinkingByDefault(grammar(family.name), family.reasoning, context)
 
 
+class IgnoresToolChoice(Defect):
+    """Parses calls whatever the request's tool_choice says: under "none" a call the model writes is returned."""
+
+    family = "kimi_k2"
+
+    def machine(self, family: Family, context: RequestContext) -> Machine:
+        return Machine(grammar(family.name), family.reasoning, dataclasses.replace(context, tool_choice="auto"))
+
+
 V3: dict[str, Defect] = {
     "keeps_state_in_module_global": KeepsStateInModuleGlobal(),
     "assumes_thinking_without_flag": AssumesThinkingWithoutFlag(),
+    "ignores_tool_choice": IgnoresToolChoice(),
 }
