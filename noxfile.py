@@ -42,17 +42,14 @@ TORCH = "torch==2.13.0"  # the CPU build; the engines' own metadata would pull C
 
 def _install(session: nox.Session, *args: str) -> None:
     """`session.install`, skipped when this virtualenv already got exactly these arguments (and pin files
-    with the same content): pip's own "already satisfied" check costs seconds per call and session.
-
-    `--no-compile`: pip would byte-compile every module of every package (60,000 files over the engines'
-    virtualenvs, most never imported); Python compiles and caches the few thousand that are imported, once."""
+    with the same content): pip's own "already satisfied" check costs seconds per call and session."""
     files = [Path(a).read_bytes() for a in args if Path(a).is_file()]
     key = hashlib.sha256(json.dumps([list(args), [hashlib.sha256(f).hexdigest() for f in files]]).encode()).hexdigest()
     stamp = Path(session.virtualenv.location) / "matrix-installed.txt"
     done = stamp.read_text().split() if stamp.exists() else []
     if key in done:
         return
-    session.install("--no-compile", *args)
+    session.install(*args)
     stamp.write_text("\n".join([*done, key]) + "\n")
 
 
@@ -141,7 +138,7 @@ def candidate(session: nox.Session, engine: str) -> None:
     if install.pinned:
         _install_pins(session, install)
     _install(session, *DEPENDENCIES)
-    session.install("--no-compile", "--no-deps", "--force-reinstall", *build)
+    session.install("--no-deps", "--force-reinstall", *build)
     env = {**_vocab_env(session, install), "MATRIX_CANDIDATE": shlex.join(build)}
     results = OUT / "candidates" / engine / "results.json"
     if _grade_into(session, engine, results, options, env, success_codes=[0, 1]):
