@@ -30,7 +30,8 @@ def thinking_flags(context: RequestContext) -> dict[str, Any]:
 def chat_request(context: RequestContext, *, model: str | None = "graded",
                  choice_without_tools: str | None = None) -> dict[str, Any]:
     """The request body: `model` (left out when None), the conversation, the case's tools (None without),
-    its `tool_choice` (`choice_without_tools` when it has no tools) and the thinking flags."""
+    its `tool_choice` (`choice_without_tools` when it has no tools), `parallel_tool_calls` where the case turns it
+    off, and the thinking flags."""
     request: dict[str, Any] = {} if model is None else {"model": model}
     request.update(
         messages=messages(context),
@@ -38,4 +39,6 @@ def chat_request(context: RequestContext, *, model: str | None = "graded",
         tool_choice=context.tool_choice if context.tools else choice_without_tools,
         chat_template_kwargs=thinking_flags(context),
     )
+    if not context.parallel_tool_calls:
+        request["parallel_tool_calls"] = False
     return request

@@ -90,6 +90,7 @@ class Rule(Enum):
     MALFORMED_NEIGHBOUR = "malformed_neighbour"
     INFERRED_NAME = "inferred_name"
     NO_TOOL_CHOSEN = "no_tool_chosen"  # tool_choice "none": whatever the model writes, no call is returned
+    ONE_CALL_ASKED = "one_call_asked"  # parallel_tool_calls false: the first call, or every call as written
 
 
 # filled by each family, see Family.placeholders: `markers` (marker text for an argument), `opener`/`closer`
@@ -479,6 +480,13 @@ REQUEST_VARIANTS = (
          "tool_choice \"none\" the server must not call a tool (OpenAI: the model \"will not call any tool and "
          "instead generates a message\"), and a model can still write a call", rule=Rule.NO_TOOL_CHOSEN, version=3,
          variant_of="tool.single"),
+    Case("tool.parallel_disabled", "tool", "two calls written although the request says parallel_tool_calls false",
+         _scenario(PARIS, TOKYO_TIME).with_context(parallel_tool_calls=False),
+         "the first call alone (the second dropped whole, none of its markup in content), or both calls as written",
+         "the second call merged into the first, leaked into content as markup, or kept in one path and dropped in "
+         "the other: the flag asks the model for one call at most, and a server may enforce it on the output (keep "
+         "the first) or leave the output as the model wrote it; the spec says which calls the model makes, not what "
+         "a server does with a second one", rule=Rule.ONE_CALL_ASKED, version=3, variant_of="tool.parallel"),
 )
 
 CATALOG: tuple[Case, ...] = (TOOL_CASES + REASONING_CASES + HARMONY_CASES + TOOL_CASES_V2 + REASONING_CASES_V2

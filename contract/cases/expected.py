@@ -54,6 +54,7 @@ class ExpectedMessage:
     tool_calls: tuple[ExpectedCall, ...] = ()
     finish_reason: str = "stop"
     markup_allowed: bool = False  # an outcome that hands raw markup back as content
+    dropped: tuple[str, ...] = ()  # pieces of the input this outcome leaves out (a call it drops whole)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,6 +64,7 @@ class ExpectedMessage:
             "tool_calls": [c.to_json() for c in self.tool_calls],
             "finish_reason": self.finish_reason,
             "markup_allowed": self.markup_allowed,
+            **({"dropped": list(self.dropped)} if self.dropped else {}),
         }
 
 
@@ -152,11 +154,11 @@ def derive(case: Case, scenario: Scenario, rendered: Rendered, stop: str, make_i
     finish = finish_reason(scenario, stop)
 
     def outcome(label: str, calls: tuple[ExpectedCall, ...], *, also: tuple[int, int] | None = None,
-                markup_allowed: bool = False) -> tuple[ExpectedMessage, ...]:
+                markup_allowed: bool = False, dropped: tuple[str, ...] = ()) -> tuple[ExpectedMessage, ...]:
         """The outcome with the sample's content (and `also`, a stretch of text kept as content with it)."""
         kept = kept_text(rendered, sorted([*content, also]) if also else content)
         return tuple(ExpectedMessage(label if n == 0 else f"{label} (joined with whitespace at removed markup)",
-                                     text, reasoning, calls, finish, markup_allowed)
+                                     text, reasoning, calls, finish, markup_allowed, dropped)
                      for n, (text, reasoning) in enumerate(product(kept, reasonings)))
 
     # everything after the reasoning block (an empty one too: models that always reason), raw, as content
@@ -169,6 +171,11 @@ def derive(case: Case, scenario: Scenario, rendered: Rendered, stop: str, make_i
         return Expected(outcome("exact", calls))
     if case.rule is Rule.NO_TOOL_CHOSEN:
         return Expected((dataclasses.replace(whole_text, label="no call: the text as content"),))
+    if case.rule is Rule.ONE_CALL_ASKED:
+        later = tuple(rendered.text[s.start : s.end] for s in rendered.spans
+                      if s.kind is Kind.ARGUMENTS and s.call is not None and s.call > 0)
+        return Expected((*outcome("the first call alone", calls[:1], dropped=later),
+                         *outcome("every call, as the model wrote them", calls)))
     if case.rule is Rule.MALFORMED_ARGUMENTS:
         return Expected((*outcome("call with raw arguments", calls), whole_text))
     if case.rule is Rule.UNKNOWN_TOOL:

@@ -32,6 +32,7 @@ class RequestContext:
     `prompt_tail` is the end of the rendered prompt (e.g. a prefilled `<think>`); `history` holds the
     earlier messages of the conversation in OpenAI form where a case needs them (native ids, an earlier turn's
     reasoning). `thinking` is the flag the request sends; None sends none (the template's default decides).
+    `parallel_tool_calls` False asks for one call at most (OpenAI's default, True, is never sent).
     """
 
     tools: tuple[Tool, ...] = ()
@@ -39,6 +40,7 @@ class RequestContext:
     thinking: bool | None = True
     prompt_tail: str = ""
     history: tuple[dict[str, Any], ...] = ()
+    parallel_tool_calls: bool = True
 
     def tool(self, name: str) -> Tool | None:
         return next((t for t in self.tools if t.name == name), None)
@@ -50,6 +52,7 @@ class RequestContext:
             "thinking": self.thinking,
             "prompt_tail": self.prompt_tail,
             "history": list(self.history),
+            **({} if self.parallel_tool_calls else {"parallel_tool_calls": False}),
         }
 
 

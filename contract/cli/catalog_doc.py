@@ -94,6 +94,7 @@ OUTCOMES = {
                               "call's own text as content",
     Rule.INFERRED_NAME: "the call named from its argument keys, or the raw text as content",
     Rule.NO_TOOL_CHOSEN: "one outcome only: no call, the raw text (after any reasoning) as content",
+    Rule.ONE_CALL_ASKED: "the first call alone (the others dropped whole), or every call as written",
 }
 
 
@@ -128,6 +129,10 @@ def scenario_text(case: Case) -> str:
         parts.append(f"prompt ends with {_value(scenario.context.prompt_tail)}")
     if scenario.context.thinking is None:
         parts.append("the request sends no thinking flag")
+    if scenario.context.tool_choice != "auto":
+        parts.append(f"the request sends tool_choice {_value(scenario.context.tool_choice)}")
+    if not scenario.context.parallel_tool_calls:
+        parts.append("the request sends parallel_tool_calls false")
     if case.variant_of:
         parts.append(f"a request variant of `{case.variant_of}` (families hold their position on it)")
     return "; ".join(parts).replace("|", "\\|").replace("\n", " ")

@@ -206,13 +206,23 @@ def conservation(pieces: Sequence[str], observed: Message) -> list[Failure]:
     return [Failure("conservation", f"lost {len(p)} chars: {p[:80]!r}") for p in lost]
 
 
+def _kept(pieces: Sequence[str], dropped: Sequence[str]) -> Sequence[str]:
+    """The pieces an outcome keeps: each piece it drops is taken out once (another call may hold the same text)."""
+    if not dropped:
+        return pieces
+    left = list(pieces)
+    for piece in dropped:
+        left.remove(piece)
+    return left
+
+
 def judge_message(wanted: Expected, markers: Sequence[str], pieces: Sequence[str],
                   observed: Message) -> tuple[list[Failure], list[str], ExpectedMessage]:
     """Every check of a one-shot result (and of an assembled stream): failures, notes, the outcome judged."""
     failures, notes, outcome = expected(wanted, observed)
     failures += finish_reason(outcome, observed)
     failures += markers_leaked(markers, outcome, observed)
-    failures += conservation(pieces, observed)
+    failures += conservation(_kept(pieces, outcome.dropped), observed)
     return failures, notes, outcome
 
 

@@ -73,6 +73,8 @@ def request_json(model: str, context: RequestContext, replay: str) -> dict[str, 
     }
     if context.tools:
         request.update(tools=[t.openai() for t in context.tools], tool_choice=context.tool_choice)
+    if not context.parallel_tool_calls:
+        request["parallel_tool_calls"] = False
     return request
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from lmdeploy.serve.core.generation_config import build_generation_config
 from lmdeploy.serve.openai.protocol import ChatCompletionRequest, DeltaMessage
+from lmdeploy.serve.openai.utils import filter_parallel_tool_call_deltas, filter_parallel_tool_calls
 from lmdeploy.serve.parsers import ResponseParserManager
 from lmdeploy.tokenizer import DetokenizeState, HuggingFaceTokenizer
 from transformers import PreTrainedTokenizerFast
@@ -161,6 +162,8 @@ class Server:
         text = self.detokenizer(prepared, prompt_ids).step(output_ids)
         content, calls, reasoning = prepared.parser.parse_complete(text, list(output_ids))
         finish = "tool_calls" if isinstance(calls, list) and calls and stop == "stop" else stop
+        # the response choice's filter (chat_completions/serving.py: maybe_filter_parallel_tool_calls)
+        calls = filter_parallel_tool_calls(calls, prepared.request.parallel_tool_calls)
         return Message(
             content=content or "",
             reasoning=reasoning or "",
@@ -197,6 +200,9 @@ class Stream:
             if (self.prepared.request.tool_choice != "none" and parser.tool_parser is not None
                     and finish == "stop" and self.streaming_tools):
                 finish = "tool_calls"
+            # each stream choice's filter (chat_completions/serving.py: maybe_filter_parallel_tool_calls)
+            message.tool_calls = filter_parallel_tool_call_deltas(message.tool_calls,
+                                                                  self.prepared.request.parallel_tool_calls)
             deltas.append(delta(message, finish))
         return deltas
 

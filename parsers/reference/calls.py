@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from parsers import Delta, ToolCallDelta
+from parsers import Delta, RequestContext, ToolCallDelta
 
 
 @dataclass
@@ -41,7 +41,13 @@ class Emitter:
 
     deltas: list[Delta] = field(default_factory=list)
     calls_started: int = 0
+    limit: int | None = None  # most calls announced: later ones are dropped whole
     _shown: dict[int, int] = field(default_factory=dict)  # call index -> argument chars sent
+
+    @classmethod
+    def for_request(cls, context: RequestContext) -> Emitter:
+        """`parallel_tool_calls` false: the first call alone is returned (as vLLM's and lmdeploy's servers do)."""
+        return cls(limit=None if context.parallel_tool_calls else 1)
 
     def text(self, kind: str, text: str) -> None:
         if not text:
@@ -61,7 +67,7 @@ class Emitter:
         """Announce calls whose name is known and send argument text not sent yet."""
         for offset, call in enumerate(calls):
             index = base + offset
-            if call.name is None:
+            if call.name is None or (self.limit is not None and index >= self.limit):
                 return  # a call is announced only after every earlier one
             if index not in self._shown:
                 call_id = call.id or f"call_{uuid.uuid4().hex[:24]}"

@@ -54,13 +54,13 @@ class State(Enum):
 
 
 class HarmonyMachine:
-    def __init__(self) -> None:
+    def __init__(self, context: RequestContext) -> None:
         self.state = State.HEADER
         self.buffer = ""
         self.kind = "content"  # where the open text body goes: "reasoning" or "content"
         self.calls: list[PartialCall] = []
         self.strings = JsonStrings()
-        self.out = Emitter()
+        self.out = Emitter.for_request(context)
 
     def _open(self, header: Header) -> None:
         if header.recipient:
@@ -156,8 +156,8 @@ class HarmonyMachine:
 
 
 class _Session:
-    def __init__(self) -> None:
-        self.machine = HarmonyMachine()
+    def __init__(self, context: RequestContext) -> None:
+        self.machine = HarmonyMachine(context)
 
     def feed(self, chunk: Chunk) -> Sequence[Delta]:
         return self.machine.feed(chunk.text)
@@ -171,9 +171,9 @@ class HarmonyParser:
     family: Family
 
     def open_stream(self, context: RequestContext) -> _Session:
-        return _Session()
+        return _Session(context)
 
     def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
         """One shot is the same machine fed a single delta."""
-        machine = HarmonyMachine()
+        machine = HarmonyMachine(context)
         return parsers.assemble([*machine.feed(text), *machine.finish(stop)])

@@ -47,7 +47,7 @@ class InklingMachine:
         self.kind = "content"
         self.done: list[PartialCall] = []  # calls of earlier blocks
         self.codec: JsonBlock | None = None
-        self.out = Emitter()
+        self.out = Emitter.for_request(context)
 
     @property
     def calls(self) -> list[PartialCall]:

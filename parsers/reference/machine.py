@@ -81,7 +81,7 @@ class Machine:
         self.codec: SectionCodec | None = None
         self.base = 0  # index of the current section's first call
         self.fresh = True  # no content but whitespace released yet: leading markers still count
-        self.out = Emitter()
+        self.out = Emitter.for_request(context)
 
     def _markers(self) -> Sequence[str]:
         style = self.reasoning

@@ -67,7 +67,7 @@ class MuseMachine:
         self.done: list[PartialCall] = []  # calls of earlier tool messages
         self.codec: XmlInvoke | None = None
         self.opened = False  # the current tool body has shown its <atem:function_calls>
-        self.out = Emitter()
+        self.out = Emitter.for_request(context)
 
     @property
     def calls(self) -> list[PartialCall]:
