@@ -60,7 +60,7 @@ CHECKS_SOURCE: tuple[object, ...] = (
     assembly.delta_dict, assembly._appends, assembly._flush, assembly.assemble,
     checks.Failure, checks.StreamRun, checks.expected, checks.finish_reason, checks.markers_leaked, checks._fragment,
     checks.fragments, checks.stream_equals_batch, checks.delta_protocol, checks.duplication, checks._leaves,
-    checks._haystack, checks._squeezed, checks.conservation, checks.judge_message, checks.judge_stream,
+    checks._haystack, checks._squeezed, checks.conservation, checks._kept, checks.judge_message, checks.judge_stream,
     f"INCREMENTAL_BOUND = {checks.INCREMENTAL_BOUND!r}", f"INCREMENTAL_MODES = {checks.INCREMENTAL_MODES!r}",
     checks._emitted, checks._nonspace, f"AMBIGUITY_REACH = {checks.AMBIGUITY_REACH!r}", checks._marker_prefixes, checks._ambiguity, checks._ambiguous,
     checks._counted_before, checks.withheld, checks.incremental,
