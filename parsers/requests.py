@@ -27,6 +27,11 @@ def thinking_flags(context: RequestContext) -> dict[str, Any]:
     return {"thinking": context.thinking, "enable_thinking": context.thinking}
 
 
+def parallel_flag(context: RequestContext) -> dict[str, Any]:
+    """`parallel_tool_calls` where the case turns it off; OpenAI's default (true) is never sent."""
+    return {} if context.parallel_tool_calls else {"parallel_tool_calls": False}
+
+
 def chat_request(context: RequestContext, *, model: str | None = "graded",
                  choice_without_tools: str | None = None) -> dict[str, Any]:
     """The request body: `model` (left out when None), the conversation, the case's tools (None without),
@@ -38,7 +43,6 @@ def chat_request(context: RequestContext, *, model: str | None = "graded",
         tools=[t.openai() for t in context.tools] or None,
         tool_choice=context.tool_choice if context.tools else choice_without_tools,
         chat_template_kwargs=thinking_flags(context),
+        **parallel_flag(context),
     )
-    if not context.parallel_tool_calls:
-        request["parallel_tool_calls"] = False
     return request

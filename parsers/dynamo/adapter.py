@@ -37,6 +37,7 @@ from parsers import (
     family_tokenizer_file,
     kept_in_content,
     messages,
+    parallel_flag,
     thinking_flags,
 )
 
@@ -73,9 +74,7 @@ def request_json(model: str, context: RequestContext, replay: str) -> dict[str, 
     }
     if context.tools:
         request.update(tools=[t.openai() for t in context.tools], tool_choice=context.tool_choice)
-    if not context.parallel_tool_calls:
-        request["parallel_tool_calls"] = False
-    return request
+    return {**request, **parallel_flag(context)}
 
 
 def _steps(chunks: Sequence[Chunk]) -> list[Step]:
