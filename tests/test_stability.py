@@ -16,7 +16,11 @@ from grading_run import grade
 
 from reports.compare import differences
 
+# the cases that hold each ingredient (the long argument, the native id, the sunny answer the hanging miniature
+# strikes on, calls), not the whole catalog: every case the family renders costs each run more hung cells
+CASES = ("tool.long_args", "tool.native_id", "reasoning.only", "tool.single", "tool.parallel")
 SLICE = ("--engine", "reference", "--engine", "tests.miniatures", "--family", "kimi_k2",
+         *(a for c in CASES for a in ("--case", c)),
          "--mode", "batch", "--mode", "tokens", "--mode", "chars", "--hang-after", "0.5", "-n", "2",
          "-k", "reference or slow_but_correct or (hangs and not native) or rewrites_native_ids")
 
