@@ -62,6 +62,7 @@ class Truncation(Enum):
     NONE = "none"
     SECTION_END = "section_end"  # the closing marker of the section / last call is missing
     IN_ARGUMENTS = "in_arguments"  # generation stopped inside the last call's arguments
+    IN_NAME = "in_name"  # generation stopped inside the last call's name: its header is cut
     REASONING_UNCLOSED = "reasoning_unclosed"  # the reasoning closer is absent
 
 
@@ -89,6 +90,7 @@ class Rule(Enum):
     UNKNOWN_TOOL = "unknown_tool"
     MALFORMED_NEIGHBOUR = "malformed_neighbour"
     INFERRED_NAME = "inferred_name"
+    TRUNCATED_NAME = "truncated_name"  # a call cut inside its name: the complete calls, nothing of the cut one
     NO_TOOL_CHOSEN = "no_tool_chosen"  # tool_choice "none": whatever the model writes, no call is returned
     ONE_CALL_ASKED = "one_call_asked"  # parallel_tool_calls false: the first call, or every call as written
 
@@ -308,6 +310,11 @@ TOOL_CASES = (
          _scenario(PARIS, Call("get_time", {"tz": "Europe/Amsterdam"}), truncation=Truncation.IN_ARGUMENTS),
          "no crash, no markup in content; the fragment as content or as a call's arguments; the earlier call kept",
          "crash or loss of the earlier call", rule=Rule.TRUNCATED_ARGUMENTS),
+    Case("tool.truncated_header", "tool", "stops inside a call's name",
+         _scenario(PARIS, Call("get_time", {"tz": "Europe/Amsterdam"}), truncation=Truncation.IN_NAME),
+         "the earlier call; nothing of the cut call: no call named by the fragment, none of its markup in content",
+         "partial call markup shown as content, or a call made to a truncated name, when max_tokens cuts a call "
+         "header", rule=Rule.TRUNCATED_NAME, version=3),
     Case("tool.malformed_args", "tool", "invalid JSON inside complete markers",
          _scenario(Call("get_weather", {}, raw_arguments="{\"city\": 'Paris', days: 3,}")),
          "no crash, no silent loss: a call with the raw argument text, or the text as content",

@@ -176,6 +176,8 @@ def derive(case: Case, scenario: Scenario, rendered: Rendered, stop: str, make_i
                       if s.kind is Kind.ARGUMENTS and s.call is not None and s.call > 0)
         return Expected((*outcome("the first call alone", calls[:1], dropped=later),
                          *outcome("every call, as the model wrote them", calls)))
+    if case.rule is Rule.TRUNCATED_NAME:
+        return Expected(outcome("the complete calls; the cut one dropped", calls[:-1]))
     if case.rule is Rule.MALFORMED_ARGUMENTS:
         return Expected((*outcome("call with raw arguments", calls), whole_text))
     if case.rule is Rule.UNKNOWN_TOOL:

@@ -121,7 +121,8 @@ def truncate(rendered: Rendered, truncation: Truncation) -> Rendered:
     """Apply a case's truncation to fully rendered text, the same way for every family.
 
     SECTION_END cuts right before the last section end (or, without sections, the last call end);
-    IN_ARGUMENTS cuts in the middle of the last call's arguments; REASONING_UNCLOSED removes the last
+    IN_ARGUMENTS cuts in the middle of the last call's arguments; IN_NAME in the middle of the last call's name
+    (the first place it is written: its header, cut before any argument); REASONING_UNCLOSED removes the last
     reasoning closer, so whatever followed it now sits inside reasoning that never closes.
     """
     if truncation is Truncation.NONE:
@@ -138,6 +139,13 @@ def truncate(rendered: Rendered, truncation: Truncation) -> Rendered:
         if index is None:
             raise ValueError("IN_ARGUMENTS truncation: the rendering marks no arguments")
         span = rendered.spans[index]
+        return _cut(rendered, span.start + max(1, (span.end - span.start) // 2))
+    if truncation is Truncation.IN_NAME:
+        index = _last(rendered, kind=Kind.CALL_NAME)
+        if index is None:
+            raise ValueError("IN_NAME truncation: the rendering marks no call name")
+        last_call = rendered.spans[index].call
+        span = next(s for s in rendered.spans if s.kind is Kind.CALL_NAME and s.call == last_call)  # its header's
         return _cut(rendered, span.start + max(1, (span.end - span.start) // 2))
     index = _last(rendered, role=Role.REASONING_END)
     if index is None:

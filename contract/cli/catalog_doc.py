@@ -93,6 +93,7 @@ OUTCOMES = {
     Rule.MALFORMED_NEIGHBOUR: "both calls (the bad one with raw argument text), or the good call and the bad "
                               "call's own text as content",
     Rule.INFERRED_NAME: "the call named from its argument keys, or the raw text as content",
+    Rule.TRUNCATED_NAME: "one outcome only: the calls before the cut; no call named by the fragment",
     Rule.NO_TOOL_CHOSEN: "one outcome only: no call, the raw text (after any reasoning) as content",
     Rule.ONE_CALL_ASKED: "the first call alone (the others dropped whole), or every call as written",
 }

@@ -117,11 +117,17 @@ class InklingMachine:
         self.buffer, self.state = rest, State.BETWEEN
         return True
 
-    def _close_codec(self, closed: bool) -> None:
+    def _close_codec(self, closed: bool, cut: bool = False) -> None:
+        """End the open block; `cut` (max_tokens ended the output in it): a call named only now and text that is
+        no call are a call whose header was cut, dropped (as `Machine.finish` drops them)."""
         if self.codec is None:
             return
+        named = sum(call.name is not None for call in self.codec.calls)
         if not closed:
             self.codec.finish()
+        if cut:
+            del self.codec.calls[named:]
+            self.codec.stray = ""
         if self.codec.stray:
             self.out.text("content", self.codec.stray)
         self.done += self.codec.calls
@@ -141,7 +147,7 @@ class InklingMachine:
 
     def finish(self, stop: str) -> list[Delta]:
         self._run(final=True)
-        self._close_codec(closed=False)
+        self._close_codec(closed=False, cut=stop == "length")
         reason = "length" if stop == "length" else ("tool_calls" if self.out.calls_started else "stop")
         return [*self.out.take(), Delta(finish_reason=reason)]
 

@@ -189,10 +189,13 @@ class Machine:
         self.codec, self.state, self.buffer = None, State.CONTENT, leftover
         return True
 
-    def _collect(self, ended: bool) -> None:
-        """Announce the open section's calls (and any stray text) as far as they are known."""
+    def _collect(self, ended: bool, named: int | None = None) -> None:
+        """Announce the open section's calls (and any stray text) as far as they are known; `named`: only the calls
+        named before the output was cut, and no stray text."""
         assert self.codec is not None
-        self.out.sync(self.base, self.codec.calls)
+        self.out.sync(self.base, self.codec.calls if named is None else self.codec.calls[:named])
+        if named is not None:
+            self.codec.stray = ""
         if self.codec.stray:
             self.out.text("content", self.codec.stray)
             self.codec.stray = ""
@@ -241,7 +244,10 @@ class Machine:
     def finish(self, stop: str) -> list[Delta]:
         self._run(final=True)
         if self.codec is not None:
+            named = sum(call.name is not None for call in self.codec.calls)
             self.codec.finish()
-            self._collect(ended=False)
+            # max_tokens cut the section: a call the codec names only now, at the end, and text it cannot read as
+            # a call are a call whose header was cut (tool.truncated_header): neither a call nor content
+            self._collect(ended=False, named=named if stop == "length" else None)
         reason = "length" if stop == "length" else ("tool_calls" if self.out.calls_started else "stop")
         return [*self.out.take(), Delta(finish_reason=reason)]

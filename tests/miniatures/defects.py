@@ -66,9 +66,9 @@ class LeaksSplitMarker(Defect):
 
 
 class _CallsOnSectionEnd(Machine):
-    def _collect(self, ended: bool) -> None:
+    def _collect(self, ended: bool, named: int | None = None) -> None:
         if ended:
-            super()._collect(ended)
+            super()._collect(ended, named)
 
 
 class LosesCallsWithoutSectionEnd(Defect):
