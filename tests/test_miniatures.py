@@ -94,7 +94,8 @@ def marker_after_start(s: Sample, mode: str) -> bool:
 
 def section_cut(s: Sample, mode: str) -> bool:
     """Also where a long argument streams: held until the section ends, it passes the incremental bound."""
-    cut = s.scenario.truncation in (Truncation.SECTION_END, Truncation.IN_ARGUMENTS) and bool(s.scenario.calls)
+    cut_in_section = (Truncation.SECTION_END, Truncation.IN_ARGUMENTS, Truncation.IN_NAME)
+    cut = s.scenario.truncation in cut_in_section and bool(s.scenario.calls)
     return cut or long_arguments(s, mode)
 
 
