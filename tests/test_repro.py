@@ -83,6 +83,14 @@ def test_the_repro_tool_finds_a_cell_or_says_which_part_is_unknown() -> None:
         repro.find_cell("reference/hermes:tool.nope:sometimes")
 
 
+def test_a_concurrent_cell_gets_one_line_saying_no_repro_carries_it_and_what_to_run() -> None:
+    cell = repro.find_cell("reference/hermes:tool.single:concurrent")
+    with pytest.raises(SystemExit, match=r"^repro: reference/hermes:tool\.single:concurrent: the concurrent mode "
+                                         r"interleaves two requests, which no standalone repro carries yet; its rerun "
+                                         r"command grades the cell again$"):
+        repro.replay(cell)
+
+
 def test_the_inlined_checks_run_with_nothing_of_this_project(tmp_path: Path) -> None:
     """The matrix's checks as a repro carries them judge a stream on their own, in an isolated interpreter."""
     script = "\n\n".join([
