@@ -48,19 +48,3 @@ def test_an_unplanned_group_goes_to_the_next_free_worker() -> None:
     schedule.hurry(4)  # graded though not planned
     assert schedule.take(1) == 4
     assert schedule.take(1) == 2
-
-
-def test_costly_groups_lead_their_run_and_a_hurried_group_waits_behind_them() -> None:
-    schedule = Schedule.split(10, 2, costly=frozenset({3, 4, 8}))  # runs 0-4 and 5-9
-    assert schedule.take(1) == 8  # the costly group first, then the run in plan order
-    assert schedule.take(1) == 5
-    schedule.hurry(2)  # the grade waits for group 2: behind run 0's costly groups, ahead of the rest
-    assert [schedule.take(0) for _ in range(4)] == [3, 4, 2, 0]
-
-
-def test_only_a_long_argument_makes_a_case_costly() -> None:
-    from contract.cases.catalog import CATALOG
-    from contract.grading.schedule import costly_case
-
-    assert [c.id for c in CATALOG if costly_case(c.id)] == ["tool.long_args"]
-    assert not costly_case("tool.no_such_case")

@@ -45,7 +45,7 @@ from . import progress
 from .cell import Cell, identity
 from .progress import Call, Snapshot
 from .record import CellRecord, signature
-from .schedule import Schedule, costly_case
+from .schedule import Schedule
 
 ROOT = Path(__file__).resolve().parents[2]
 WALL_FACTOR = 4  # a blocked call (no CPU used) is hung after this many times `hang_after` in wall time
@@ -226,11 +226,9 @@ class IsolatedGrader:
         self._where: dict[tuple[Cell, ...], deque[int]] = {}  # planned groups not asked for yet
 
     def plan(self, groups: Sequence[Sequence[Cell]]) -> None:
-        """The groups `grade` will be asked for, in that order: workers take them as they come free, each
-        starting with the costly groups of its share."""
+        """The groups `grade` will be asked for, in that order: workers take them as they come free."""
         self._groups = [tuple(g) for g in groups]
-        costly = frozenset(n for n, group in enumerate(self._groups) if group and costly_case(group[0].case))
-        self._schedule = Schedule.split(len(self._groups), len(self._slots), costly)
+        self._schedule = Schedule.split(len(self._groups), len(self._slots))
         self._where = {}
         for index, group in enumerate(self._groups):
             self._where.setdefault(group, deque()).append(index)
