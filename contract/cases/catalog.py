@@ -79,6 +79,7 @@ class Style(Enum):
     STRING_ARGUMENTS = "string_arguments"  # `arguments` written as a JSON string holding the object
     SINGLE_OBJECT = "single_object"  # one call object where the format writes a list of calls
     AFTER_PROSE = "after_prose"  # calls of a format that opens the output with them written after prose
+    NEWLINE_AFTER_END = "newline_after_end"  # a newline after each message's end token, before the next message
 
 
 class Rule(Enum):
@@ -194,6 +195,22 @@ CONFIGURE = Tool(
     ),
     "Values of every JSON type, for formats whose values are untyped text.",
 )
+CONFIGURE_PYTHON_TYPES = Tool(
+    "configure",
+    _object(
+        {
+            "count": {"type": "int"},
+            "ratio": {"type": "float"},
+            "enabled": {"type": "bool"},
+            "meta": {"type": "dict"},
+            "tags": {"type": "list"},
+            "code": {"type": "str"},
+            "note": {"type": ["str", "null"]},
+        }
+    ),
+    "CONFIGURE's parameters typed with Python's names, as tool definitions written by hand or from annotations "
+    "declare them: outside JSON Schema, and in real requests.",
+)
 
 SCHEDULE = Tool(
     "schedule",
@@ -222,6 +239,8 @@ DEFAULT_TOOLS = (GET_WEATHER, GET_TIME, SEARCH, NOOP)
 DEFAULT = RequestContext(tools=DEFAULT_TOOLS)
 
 PARIS = Call("get_weather", {"city": "Paris", "days": 3})
+CONFIGURE_CALL = Call("configure", {"count": 7, "ratio": 0.5, "enabled": True, "meta": {"a": [1, 2]}, "tags": ["x", "y"],
+                                    "code": "42", "note": None})
 TOKYO_TIME = Call("get_time", {"tz": "Asia/Tokyo"})
 UTC_TIME = Call("get_time", {"tz": "UTC"})
 THOUGHT = "The user wants the weather in Paris, so I should call get_weather."
@@ -337,9 +356,7 @@ TOOL_CASES = (
          _scenario(Content("Nothing to call."), EmptySection(), Content("Done.")),
          "zero calls; surrounding text preserved", "empty section crashes or eats text"),
     Case("tool.schema_types", "tool", "untyped values typed by the schema",
-         _scenario(Call("configure", {"count": 7, "ratio": 0.5, "enabled": True, "meta": {"a": [1, 2]},
-                                      "tags": ["x", "y"], "code": "42", "note": None}),
-                   context=RequestContext(tools=(*DEFAULT_TOOLS, CONFIGURE))),
+         _scenario(CONFIGURE_CALL, context=RequestContext(tools=(*DEFAULT_TOOLS, CONFIGURE))),
          "values typed by the declared schema; a string stays a string", "\"42\" becomes 42, true becomes \"true\""),
     Case("tool.entities", "tool", "&, < and &lt; in XML values",
          _scenario(Call("search", {"query": "fish & chips < 5 &lt;b&gt; AT&amp;T"})),
@@ -469,12 +486,18 @@ HARMONY_CASES = (
 )
 
 # catalog v3: output the engines meet in practice (issue 24, part 4)
-TOOL_CASES_V3 = (
+FORMAT_VARIANTS = (
     Case("tool.truncated_header", "tool", "stops inside a call's name",
          _scenario(PARIS, Call("get_time", {"tz": "Europe/Amsterdam"}), truncation=Truncation.IN_NAME),
          "the earlier call; nothing of the cut call: no call named by the fragment, none of its markup in content",
          "partial call markup shown as content, or a call made to a truncated name, when max_tokens cuts a call "
          "header", rule=Rule.TRUNCATED_NAME, version=3),
+    Case("harmony.newline_after_end", "harmony", "a newline after each message's end token",
+         _scenario(Reasoning(THOUGHT), Content("Checking the forecast.", preamble=True), PARIS,
+                   style=Style.NEWLINE_AFTER_END),
+         "reasoning, the preamble as content and the call: whitespace between two messages belongs to neither",
+         "the message after the newline read as text of the one before (its header in reasoning or content, the "
+         "call lost), or the output rejected", version=3),
 )
 
 # catalog v3: what the client asks varies, not only what the model writes (issue 24)
@@ -498,10 +521,17 @@ REQUEST_VARIANTS = (
          "the other: the flag asks the model for one call at most, and a server may enforce it on the output (keep "
          "the first) or leave the output as the model wrote it; the spec says which calls the model makes, not what "
          "a server does with a second one", rule=Rule.ONE_CALL_ASKED, version=3, variant_of="tool.parallel"),
+    Case("tool.schema_type_names", "tool", "untyped values typed by a schema that names types as Python does",
+         _scenario(CONFIGURE_CALL, context=RequestContext(tools=(*DEFAULT_TOOLS, CONFIGURE_PYTHON_TYPES))),
+         "the values of tool.schema_types: int and float are numbers, bool a boolean, dict and list JSON, str a "
+         "string (\"42\" stays a string)",
+         "values left as strings, or the request refused, when a tool declares int, float, bool, dict, list or str "
+         "(type names outside JSON Schema that real tool definitions use)", version=3,
+         variant_of="tool.schema_types"),
 )
 
 CATALOG: tuple[Case, ...] = (TOOL_CASES + REASONING_CASES + HARMONY_CASES + TOOL_CASES_V2 + REASONING_CASES_V2
-                             + TOOL_CASES_V3 + REQUEST_VARIANTS)
+                             + FORMAT_VARIANTS + REQUEST_VARIANTS)
 CASES: dict[str, Case] = {c.id: c for c in CATALOG}
 
 if len(CASES) != len(CATALOG):  # pragma: no cover - guards the literal above

@@ -8,8 +8,10 @@ the channel). Bodies go to reasoning (analysis), to a call's arguments (any reci
 
 Special tokens are recognized by their text, so quoted markers are told apart by grammar: in a
 call body a terminator counts only outside JSON strings; in a text body only where the grammar lets
-a message end, i.e. before the next message (`<|start|>`, or a bare `<|channel|>`) or at the end of
-the output. One-shot parsing is the same machine fed a single delta.
+a message end, i.e. before the next message (`<|start|>`, or a bare `<|channel|>`, maybe after
+whitespace) or at the end of the output. A `<|start|>` in a text body opens the next message even
+without a terminator before it, as a model that leaves out `<|end|>` writes. One-shot parsing is the
+same machine fed a single delta.
 """
 
 from __future__ import annotations
@@ -86,11 +88,12 @@ class HarmonyMachine:
         return True
 
     def _text(self, final: bool) -> bool:
-        """Release body text up to a real terminator; True when the message ended. A stray header
-        marker (`<|constrain|>`) means nothing in a content body: dropped (in reasoning, markup is
+        """Release body text up to a real terminator; True when the message ended. A `<|start|>` ends the
+        message too: the next one opens where a model left out the terminator (`<|end|>` missing). A stray
+        header marker (`<|constrain|>`) means nothing in a content body: dropped (in reasoning, markup is
         text the model thinks about, as the machine keeps strays in reasoning)."""
         scan = 0
-        markers = (*TERMINATORS, *STRAYS) if self.kind == "content" else TERMINATORS
+        markers = (*TERMINATORS, START, *STRAYS) if self.kind == "content" else (*TERMINATORS, START)
         while True:
             hit = find_first(self.buffer, markers, scan)
             if hit is None:
@@ -98,16 +101,21 @@ class HarmonyMachine:
                 self._release(len(self.buffer) - keep)
                 return False
             at, marker = hit
+            if marker == START:
+                self._release(at)
+                self.state = State.HEADER
+                return True
             if marker in STRAYS:
                 self._release(at)
                 self.buffer, scan = self.buffer[len(marker) :], 0
                 continue
             rest = self.buffer[at + len(marker) :]
-            if rest.startswith(NEXT) or (final and not rest):
+            ahead = rest.lstrip()  # whitespace between two messages belongs to neither
+            if ahead.startswith(NEXT) or (final and not ahead):
                 self._release(at)
                 self.buffer, self.state = rest, State.HEADER
                 return True
-            if not final and any(n.startswith(rest) for n in NEXT):  # undecided until more text comes
+            if not final and any(n.startswith(ahead) for n in NEXT):  # undecided until more text comes
                 self._release(at)
                 return False
             scan = at + len(marker)  # quoted: the terminator is text

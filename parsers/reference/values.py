@@ -3,7 +3,9 @@
 A parameter's kind is its schema's type, or, for a union (a `type` list, `anyOf`, `oneOf`, as Pydantic
 writes Optional and union fields), the member types in declared order joined by `|`
 (`"integer|null"`). A union value is typed by the first non-string member that accepts the text,
-else it is a string; a value declared plainly `string` stays the text it is, even `null` or `{…}`.
+else it is a string; a value declared plainly `string` stays the text it is, even `null` or `{…}`. Type names
+outside JSON Schema that tool definitions use (`int`, `float`, `double`, `bool`, `dict`, `list`, `str`) are read as
+the JSON type they name.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from typing import Any
 from parsers import RequestContext
 
 _TYPES = ("string", "integer", "number", "boolean", "object", "array", "null")
+# type names outside JSON Schema that tool definitions use (Python's, and double), read as the JSON type they mean
+_ALIASES = {"int": "integer", "float": "number", "double": "number", "bool": "boolean", "dict": "object",
+            "list": "array", "str": "string"}
 
 
 def _members(schema: Any, depth: int = 0) -> list[str]:
@@ -23,9 +28,9 @@ def _members(schema: Any, depth: int = 0) -> list[str]:
         return []
     kind = schema.get("type")
     if isinstance(kind, str):
-        return [kind]
+        return [_ALIASES.get(kind, kind)]
     if isinstance(kind, list):
-        return [k for k in kind if isinstance(k, str)]
+        return [_ALIASES.get(k, k) for k in kind if isinstance(k, str)]
     out: list[str] = []
     for key in ("anyOf", "oneOf"):
         for option in schema.get(key) or ():

@@ -95,7 +95,7 @@ def _option(schema: Any, kind: str) -> dict[str, Any]:
     """The member of a (union) schema that is of `kind`."""
     if not isinstance(schema, dict):
         return {}
-    if schema.get("type") == kind or isinstance(schema.get("type"), list) and kind in schema["type"]:
+    if kind in _members({"type": schema.get("type")}):  # its own type (aliases read as JSON types)
         return schema
     for key in ("anyOf", "oneOf"):
         for option in schema.get(key) or ():
