@@ -1,4 +1,5 @@
-"""DeepSeek V3.2: DSML invokes inside `<｜DSML｜function_calls>`, values read by their `string=` flag."""
+"""DeepSeek V3.2: DSML invokes inside `<｜DSML｜function_calls>`, values read by their `string=` flag, or an
+invoke's arguments written as one JSON object for its body."""
 
 from __future__ import annotations
 
@@ -9,5 +10,5 @@ from ..machine import Grammar
 
 M = f.MARKUP
 SPEC = XmlInvokeSpec(ends=(M.close,), invoke=M.invoke, invoke_end=M.invoke_end, parameter=M.parameter,
-                     parameter_end=M.parameter_end, string_flag=True)
+                     parameter_end=M.parameter_end, string_flag=True, json_body=True)
 GRAMMAR = Grammar(starts=(M.open,), open=lambda marker, context: XmlInvoke(SPEC, context), strays=(M.close,))

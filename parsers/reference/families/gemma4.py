@@ -1,4 +1,5 @@
-"""Gemma 4: one `call:NAME{…}` per `<|tool_call>` block, strings between `<|"|>` delimiters."""
+"""Gemma 4: `call:NAME{…}` in `<|tool_call>` blocks (one per block, or several in one), strings between `<|"|>`
+delimiters."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""One call per block in Gemma's own object syntax: OPEN call:NAME{key:value,...} CLOSE.
+"""Calls in Gemma's own object syntax: OPEN call:NAME{key:value,...} CLOSE, one per block, or several
+`call:` bodies back to back in one block.
 
 Gemma 4 (`<|tool_call>` … `<tool_call|>`, strings between `<|"|>` delimiters) and FunctionGemma
 (`<start_function_call>` … `<end_function_call>`, strings between `<escape>`). Keys are bare or
@@ -406,7 +407,14 @@ class GemmaCall:
         return False
 
     def _after(self, final: bool) -> bool:
-        close = self.spec.close
+        close, prefix = self.spec.close, self.spec.prefix
+        ahead = self.buffer.lstrip()
+        if ahead.startswith(prefix):  # another call in the same block, as Gemma 4 writes parallel calls at times
+            self._take(len(self.buffer) - len(ahead))
+            self.at = _At.PREFIX
+            return True
+        if not final and ahead and prefix.startswith(ahead):  # maybe the next call: wait for more text
+            return False
         at = self.buffer.find(close)
         if at == -1:
             keep = 0 if final else partial_tail(self.buffer, (close,))

@@ -49,6 +49,7 @@ class XmlInvokeSpec:
     json_block: str = ""  # an element in an invoke whose text is the whole arguments, verbatim (K3)
     json_block_end: str = ""
     cdata: bool = False  # a value may be `<![CDATA[…]]>`, read verbatim
+    json_body: bool = False  # an invoke whose body opens with `{` holds its arguments as one JSON object (V3.2)
 
 
 CDATA, END_CDATA = "<![CDATA[", "]]>"
@@ -248,6 +249,8 @@ class XmlInvoke(MarkerStepper):
         elif marker == s.parameter:
             self.at = _At.KEY
         elif marker == s.invoke_end:
+            if self.raw is not None:  # a JSON body: the object, without the newline before the end tag
+                self.raw = self.raw.rstrip()
             self._end_call()
             return self.bare
         elif marker == s.invoke:
@@ -267,9 +270,12 @@ class XmlInvoke(MarkerStepper):
             assert self.value is not None
             if not self.value.cdata_done:  # text between `]]>` and the end tag is no part of the value
                 self.value.grow(text)
-        elif self.at is _At.JSON:
+        elif self.at is _At.JSON or (self.at is _At.BODY and self.raw is not None):
             assert self.raw is not None
             self.raw += text
+        elif self.at is _At.BODY and self.spec.json_body and self.count == 0 and (
+                self.gap.held + text).lstrip().startswith("{"):
+            self.raw, self.gap = (self.gap.held + text).lstrip(), Gap()
         elif self.at is _At.BETWEEN and not self.started:
             self.lead += text
         else:
