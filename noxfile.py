@@ -98,7 +98,8 @@ def grade(session: nox.Session, engine: str) -> None:
     `nox -s grade` grades every engine in turn; `nox -s "grade(engine='vllm')"` one of them.
     Extra arguments go to pytest: `nox -s "grade(engine='reference')" -- -n 2 -k kimi_k2`. A filtered run
     (a node id, -k, --family, --case, --mode) writes reports/out/<engine>/filtered/<time>-<pid>.json and
-    leaves the full results and the combined matrix as they are; a single-cell rerun skips the wiring tests.
+    leaves the full results and the combined matrix as they are; a single-cell rerun skips the wiring tests, and
+    `-- --wiring-only` installs and runs the wiring tests alone.
     """
     install = ENGINES[engine]
     if install.requirement and install.pinned:
@@ -108,15 +109,42 @@ def grade(session: nox.Session, engine: str) -> None:
         _install(session, install.requirement)
     _install(session, *DEPENDENCIES)
     env = _vocab_env(session, install)
+    wiring_only = WIRING_ONLY in session.posargs
+    posargs = [a for a in session.posargs if a != WIRING_ONLY]
     # a node id such as 'tests/test_matrix.py::test_cells[…]' (the rerun command a cell shows) replaces the module
-    rerun = any(a.startswith(MATRIX) for a in session.posargs)
+    rerun = any(a.startswith(MATRIX) for a in posargs)
     if install.requirement and not rerun:
-        # the adapters' wiring tests first (other engines' skip): a miswired adapter must not be graded at all
-        wiring = ["tests/test_adapters.py", *sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("tests/test_adapter_*.py"))]
-        session.run("pytest", *wiring, "-q", env={"REQUIRE_ENGINES": engine, **env})
+        _check_wiring(session, engine, env)  # a miswired adapter must not be graded at all
+    if wiring_only:
+        return
     results = OUT / engine / "results.json"
-    if _grade_into(session, engine, results, session.posargs, env):
+    if _grade_into(session, engine, results, posargs, env):
         session.notify("report", posargs=["--quiet"])  # once, after every grade session of this nox run
+
+
+WIRING_ONLY = "--wiring-only"  # `nox -s "grade(engine='E')" -- --wiring-only`: install, check the wiring, grade nothing
+WIRING_TESTS = ["tests/test_adapters.py", *sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("tests/test_adapter_*.py"))]
+WIRED_SOURCES = ("conftest.py", "noxfile.py", "contract", "parsers", "fixtures", "tests")  # what a wiring verdict rests on
+
+
+def _check_wiring(session: nox.Session, engine: str, env: dict[str, str]) -> None:
+    """The adapters' wiring tests (other engines' skip), unless they passed in this virtualenv for these very
+    sources and installs: `.ci/run` checks the wiring while the framework's tests run, and the grade then
+    finds it done."""
+    venv = Path(session.virtualenv.location)
+    digest = hashlib.sha256()
+    for top in WIRED_SOURCES:
+        for path in sorted([ROOT / top] if (ROOT / top).is_file() else (ROOT / top).rglob("*.py")):
+            digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    installed = venv / "matrix-installed.txt"
+    digest.update(installed.read_bytes() if installed.exists() else b"")
+    stamp, key = venv / "matrix-wired.txt", digest.hexdigest()
+    if stamp.exists() and stamp.read_text().strip() == key:
+        session.log(f"wiring tests of {engine}: passed already for these sources and installs ({stamp})")
+        return
+    stamp.unlink(missing_ok=True)
+    session.run("pytest", *WIRING_TESTS, "-q", env={"REQUIRE_ENGINES": engine, **env})
+    stamp.write_text(key + "\n")
 
 
 @nox.session
