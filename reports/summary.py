@@ -14,7 +14,6 @@ from tabulate import tabulate
 from contract.grading.outcome import Outcome
 from contract.grading.record import CellRecord
 from contract.run.record import EngineRun, RunRecord
-from contract.streams.chunking import mode
 from reports.coverage import KIND_LABELS, KindCoverage, engine_coverage, engine_shares
 from reports.load import MODES, OUTCOMES, RUN_FAILING
 from reports.text import clip, inert_markdown, inert_terminal
@@ -366,10 +365,9 @@ def _bug_counts(engine: str, cells: list[CellRecord], info: EngineRun | None) ->
 
 
 def repro_command(cell: CellRecord, run: RunRecord) -> str:
-    """The command that writes a standalone repro of the cell (an installed engine), else its rerun command (also
-    for the concurrent mode, whose two interleaved requests no standalone repro carries yet)."""
+    """The command that writes a standalone repro of the cell (an installed engine), else its rerun command."""
     info = run.engines.get(cell.engine)
-    if info and info.build and not mode(cell.mode).isolation:
+    if info and info.build:
         return f"nox -s repro -- {cell.id}"
     return str(cell.rerun or f"(no rerun command for {cell.id})")
 

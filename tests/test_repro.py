@@ -83,12 +83,57 @@ def test_the_repro_tool_finds_a_cell_or_says_which_part_is_unknown() -> None:
         repro.find_cell("reference/hermes:tool.nope:sometimes")
 
 
-def test_a_concurrent_cell_gets_one_line_saying_no_repro_carries_it_and_what_to_run() -> None:
-    cell = repro.find_cell("reference/hermes:tool.single:concurrent")
-    with pytest.raises(SystemExit, match=r"^repro: reference/hermes:tool\.single:concurrent: the concurrent mode "
-                                         r"interleaves two requests, which no standalone repro carries yet; its rerun "
-                                         r"command grades the cell again$"):
-        repro.replay(cell)
+# a stand-in engine for the concurrent repro's own machinery: a stream echoes its chunks as content; the leaky one
+# keeps what it has seen in a module global, as a parser with class-level state does (vllm-mlx #649)
+_ECHO_ENGINE = """
+SEEN: list[str] = []
+
+
+def run_stream(chunks, final_ids, request=None, stop="stop"):
+    own: list[str] = [] if not LEAKY else SEEN
+    per_chunk = []
+    for chunk in chunks:
+        own.append(chunk.text)
+        per_chunk.append([Delta(content="".join(own)[-len(chunk.text):] if not LEAKY else own[-1])])
+        STEPS.append((request["name"], chunk.text))
+    return per_chunk, [Delta(content=f"[{request['name']} saw {len(own)}]", finish_reason=stop)]
+"""
+
+
+def _concurrent_script(leaky: bool) -> str:
+    data = textwrap.dedent(f"""
+        CELL = "e/p:c:concurrent"
+        KEEP_IDS = PARTNER_KEEP_IDS = False
+        REPLAYS_AT_FINISH = False
+        LEAKY = {leaky!r}
+        STEPS: list = []
+        CHUNKINGS = [([("a1", []), ("a2", []), ("a3", [])], [])]
+        PARTNER_CASE = "other"
+        PARTNER_CHUNKING = ([("b1", []), ("b2", [])], [])
+        PARTNER_REQUEST = {{"request": {{"name": "B"}}}}
+        SCHEDULE = [(0, 0), (1, 0), (0, 1), (1, 1), (1, None), (0, 2), (0, None)]
+    """)
+    default = 'run_stream.__defaults__ = ({"name": "A"}, "stop")'
+    return "\n\n".join(["from __future__ import annotations", "import threading", "\n".join(repro.CHECKS_IMPORTS),
+                         data, _ECHO_ENGINE, default, repro.CONCURRENT_MAIN, repro._checks_source(),
+                         "main()\nprint(STEPS[-5:])"])
+
+
+@pytest.mark.parametrize("leaky", [False, True])
+def test_a_concurrent_repro_interleaves_as_scheduled_and_fails_only_on_leaked_state(tmp_path: Path,
+                                                                                    leaky: bool) -> None:
+    (tmp_path / "concurrent.py").write_text(_concurrent_script(leaky), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-I", "concurrent.py"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, check=False)
+    if not leaky:
+        assert done.returncode == 0, done.stderr
+        assert "OK: e/p:c:concurrent behaves as expected" in done.stdout
+        # the interleaved run's steps, in SCHEDULE's order (the two runs alone came first)
+        assert done.stdout.strip().splitlines()[-1] == "[('A', 'a1'), ('B', 'b1'), ('A', 'a2'), ('B', 'b2'), ('A', 'a3')]"
+    else:
+        assert done.returncode == 1
+        assert re.search(r"AssertionError: concurrent: this request: alone .* vs concurrent ", done.stderr)
+        assert "concurrent: the partner request (other): alone" in done.stderr
 
 
 def test_the_inlined_checks_run_with_nothing_of_this_project(tmp_path: Path) -> None:

@@ -39,11 +39,14 @@ from contract.grading import assembly, checks, compare
 from contract.grading.adapter import Engine, EngineRepro, ParserUnderTest, engine_module
 from contract.grading.cell import Cell
 from contract.grading.cell_id import EXAMPLE, parse_cell_id
+from contract.grading.concurrency import grade_concurrent, token_by_token
+from contract.grading.grader import partner_case
 from contract.grading.record import CellRecord
 from contract.grading.subject import Subject, grade
 from contract.run.plan import plan
 from contract.run.provenance import installed_build
 from contract.streams.chunking import mode
+from contract.streams.interleave import schedule
 from contract.streams.profiles import CI, profile
 from contract.streams.tokenizer import TokenStream, family_stream, vocabulary_label
 from fixtures import all_families, expectations_dir
@@ -104,6 +107,15 @@ class RecordingSubject(Subject):
 
 
 @dataclass(frozen=True)
+class Partner:
+    """The concurrent mode's second request: its sample, token stream and chunking (one token per step)."""
+
+    sample: Sample
+    stream: TokenStream
+    chunks: tuple[Chunk, ...]
+
+
+@dataclass(frozen=True)
 class Replayed:
     cell: Cell
     family: Family  # in the vocabulary tier the cell is graded in
@@ -115,27 +127,24 @@ class Replayed:
     failures: tuple[checks.Failure, ...]
     observed: Message | None
     chunkings: tuple[tuple[Chunk, ...], ...]
+    partner: Partner | None = None  # the concurrent mode's other request
 
 
 def replay(cell: Cell, hypothesis_profile: str = CI, tier: str = REAL) -> Replayed:
     """Grade the cell in this process, as the matrix does (in vocabulary tier `tier`), keeping the chunkings
     that decide it."""
-    if mode(cell.mode).isolation:
-        raise SystemExit(f"repro: {cell.id}: the {cell.mode} mode interleaves two requests, which no standalone repro "
-                         "carries yet; its rerun command grades the cell again")
     module = engine_module(cell.engine)
     engine = module.load()
     if isinstance(engine, str):
         raise SystemExit(f"repro: {engine}")
-    family = all_families()[cell.family or ""].in_tier(tier)
-    sample = family.sample(case(cell.case))
-    if not isinstance(sample, Sample):
-        raise SystemExit(f"repro: {cell.id} is not graded ({type(sample).__name__}): nothing to reproduce")
-    if cell.parser_name in engine.reasoning_in_content and family.reasoning:
-        sample = sample.with_reasoning_in_content(family.reasoning)
+    families = in_tier(all_families(), tier)
+    family = families[cell.family or ""]
+    sample = _graded_sample(engine, cell, family, cell.case)
     parser = engine.factories[cell.parser_name](family)
     stream = family_stream(family, sample.rendered)
     subject = RecordingSubject(parser, family, sample, stream)
+    if mode(cell.mode).isolation:
+        return _replay_concurrent(cell, engine, families, subject)
     graded = grade(subject, mode(cell.mode), profile(hypothesis_profile),
                    incremental=not engine.holdback_unmeasurable)
     if graded.status == "pass":
@@ -144,6 +153,31 @@ def replay(cell: Cell, hypothesis_profile: str = CI, tier: str = REAL) -> Replay
         failing = [c for c in subject.seen if tuple(x.text for x in c) == graded.chunking]
         chunkings = (failing[-1],) if failing else ()
     return Replayed(cell, family, engine, parser, sample, stream, graded.status, graded.failures, graded.observed, chunkings)
+
+
+def _graded_sample(engine: Engine, cell: Cell, family: Family, case_id: str) -> Sample:
+    """The family's sample of the case as the cell's parser is graded on it (append-think parsers keep the think
+    block in content)."""
+    sample = family.sample(case(case_id))
+    if not isinstance(sample, Sample):
+        raise SystemExit(f"repro: {cell.id}: {case_id} is not graded ({type(sample).__name__}): nothing to reproduce")
+    if cell.parser_name in engine.reasoning_in_content and family.reasoning:
+        sample = sample.with_reasoning_in_content(family.reasoning)
+    return sample
+
+
+def _replay_concurrent(cell: Cell, engine: Engine, families: dict[str, Family], subject: Subject) -> Replayed:
+    """The concurrent cell graded again: the case's stream and its partner's, interleaved through one parser."""
+    partner_id = partner_case(cell, families)
+    if partner_id is None:
+        raise SystemExit(f"repro: {cell.id}: {cell.parser} grades no other case to interleave this one with")
+    family = subject.family
+    partner_sample = _graded_sample(engine, cell, family, partner_id)
+    partner = Subject(subject.parser, family, partner_sample, family_stream(family, partner_sample.rendered))
+    graded = grade_concurrent(subject, partner, case(partner_id))
+    return Replayed(cell, family, engine, subject.parser, subject.sample, subject.stream, graded.status,
+                    graded.failures, graded.observed, (token_by_token(subject),),
+                    Partner(partner_sample, partner.stream, token_by_token(partner)))
 
 
 def _without_project_imports(module: ModuleType) -> str:
@@ -213,6 +247,126 @@ def main() -> None:
 '''
 
 
+CONCURRENT_MAIN = '''
+class Turnstile:
+    """Lets two threads take SCHEDULE's steps in its order. `chunks` hands a stream its chunks, each once its
+    step's turn has come; a step is done when its thread asks for the next chunk, a finish when `run_stream`
+    returns (at once, for an engine that replays the whole request at its finish: both then reach the server
+    together). A stream that raised gives up its remaining steps."""
+
+    def __init__(self) -> None:
+        self.position = 0
+        self.dead: set[int] = set()
+        self.turn = threading.Condition()
+
+    def _current(self) -> tuple[int, int | None] | None:
+        while self.position < len(SCHEDULE) and SCHEDULE[self.position][0] in self.dead:
+            self.position += 1
+        return SCHEDULE[self.position] if self.position < len(SCHEDULE) else None
+
+    def _wait(self, step: tuple[int, int | None]) -> None:
+        with self.turn:
+            if not self.turn.wait_for(lambda: self._current() == step, timeout=600):
+                raise TimeoutError(f"step {step} never came: the schedule stands at {self._current()}")
+
+    def done(self) -> None:
+        with self.turn:
+            self.position += 1
+            self.turn.notify_all()
+
+    def give_up(self, stream: int) -> None:
+        with self.turn:
+            self.dead.add(stream)
+            self.turn.notify_all()
+
+    def chunks(self, stream: int, chunks: Sequence[Chunk]) -> Iterable[Chunk]:
+        for index, chunk in enumerate(chunks):
+            self._wait((stream, index))
+            yield chunk
+            self.done()
+        self._wait((stream, None))
+        if REPLAYS_AT_FINISH:
+            self.done()
+
+
+def streamed(chunks: Iterable[Chunk], final_ids: list[int], request: dict) -> Message | BaseException:
+    try:
+        per_chunk, final = run_stream(chunks, final_ids, **request)
+    except Exception as exc:  # an outcome, as in the matrix
+        return exc
+    return assemble([d for group in per_chunk for d in group] + list(final))
+
+
+def interleaved(runs: list[tuple[tuple[Chunk, ...], list[int], dict]]) -> list[Message | BaseException]:
+    """Both requests through the one server, in two threads that take turns as SCHEDULE orders their steps."""
+    turnstile, results = Turnstile(), [None, None]
+
+    def run(stream: int) -> None:
+        chunks, final_ids, request = runs[stream]
+        results[stream] = streamed(turnstile.chunks(stream, chunks), final_ids, request)
+        if isinstance(results[stream], BaseException):
+            turnstile.give_up(stream)
+        elif not REPLAYS_AT_FINISH:
+            turnstile.done()
+
+    threads = [threading.Thread(target=run, args=(stream,)) for stream in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def shown(result: Message | BaseException, keep_ids: bool) -> Any:
+    if isinstance(result, BaseException):
+        return f"raised {type(result).__name__}: {result}"
+    return normalized(result, keep_ids=keep_ids)
+
+
+def main() -> None:
+    """Each request alone (one token per step), then both interleaved through one server: each must come out
+    as it did alone."""
+    def steps(chunking: tuple[list[tuple[str, list[int]]], list[int]]) -> tuple[tuple[Chunk, ...], list[int]]:
+        return tuple(Chunk(text, tuple(ids)) for text, ids in chunking[0]), chunking[1]
+
+    runs = [(*steps(CHUNKINGS[0]), {}), (*steps(PARTNER_CHUNKING), PARTNER_REQUEST)]
+    alone = [streamed(*run) for run in runs]
+    together = interleaved(runs)
+    print("observed:", json.dumps(shown(together[0], KEEP_IDS), ensure_ascii=False, default=str))
+    failures = []
+    for label, keep_ids, solo, both in (("this request", KEEP_IDS, alone[0], together[0]),
+                                        (f"the partner request ({PARTNER_CASE})", PARTNER_KEEP_IDS, alone[1],
+                                         together[1])):
+        a, b = shown(solo, keep_ids), shown(both, keep_ids)
+        if a != b:
+            failures.append(f"concurrent: {label}: alone {json.dumps(a, ensure_ascii=False, default=str)} vs "
+                            f"concurrent {json.dumps(b, ensure_ascii=False, default=str)}")
+    if failures:
+        raise AssertionError("\\n".join(failures))
+    print(f"OK: {CELL} behaves as expected")
+'''
+
+
+def _partner_source(replayed: Replayed, parts: EngineRepro, ids_of: Any) -> str:
+    """The concurrent mode's data beside the cell's: the partner request, its chunking, the schedule."""
+    partner = replayed.partner
+    assert partner is not None and parts.request_args is not None
+    per_chunk, final = ids_of(partner.chunks)
+    steps = [(c.text, ids) for c, ids in zip(partner.chunks, per_chunk, strict=True)]
+    order = [(step.stream, step.index) for step in schedule(len(replayed.chunkings[0]), len(partner.chunks))]
+    return "\n".join([
+        f"PARTNER_CASE = {partner.sample.case.id!r}  # the other request, interleaved with this one",
+        f"PARTNER_TEXT = {partner.sample.text!r}  # its model output",
+        f"PARTNER_REQUEST = {parts.request_args(partner.sample)!r}  # run_stream's arguments for it",
+        f"PARTNER_KEEP_IDS = {partner.sample.case.native_ids!r}",
+        f"PARTNER_CHUNKING = ({steps!r}, {final!r})  # one token per step",
+        f"REPLAYS_AT_FINISH = {parts.replays_at_finish!r}  # does a stream reach the server whole at its finish",
+        "# the order in which the server gets both requests' steps: (0: this request, 1: the partner; chunk index,",
+        "# None for the finish)",
+        f"SCHEDULE = {order!r}",
+    ])
+
+
 def script(replayed: Replayed, parts: EngineRepro, tokenizer_file: str) -> str:
     """The repro's source."""
     cell, sample = replayed.cell, replayed.sample
@@ -232,6 +386,9 @@ def script(replayed: Replayed, parts: EngineRepro, tokenizer_file: str) -> str:
         f"case {cell.case}: {case(cell.case).title}\n"
         f"vocabulary: {vocabulary_label(replayed.family)} (its tokenizer is {tokenizer_file})\n"
         f"mode {cell.mode}: " + ("one-shot parsing of the whole output" if cell.mode == "batch" else
+                                 f"this request and {replayed.partner.sample.case.id}'s streamed through one server, "
+                                 "one token per step, interleaved; each must come out as it does alone"
+                                 if replayed.partner is not None else
                                  f"streaming, {len(replayed.chunkings)} chunking(s) below, one engine step per chunk")
         + "\n\n"
         f"expected ({preferred.label}): {json.dumps(preferred.to_json(), ensure_ascii=False)}\n"
@@ -264,17 +421,22 @@ def script(replayed: Replayed, parts: EngineRepro, tokenizer_file: str) -> str:
         "def expected_result() -> Expected:",
         "    \"\"\"The acceptable outcomes, preferred first.\"\"\"",
         f"    return {sample.expected!r}",
+        *(["", "", _partner_source(replayed, parts, ids_of)] if replayed.partner is not None else []),
     ])
+    concurrent = replayed.partner is not None
+    shared = [f"{parts.shared} = functools.cache({parts.shared})  # one server for both requests, as the matrix "
+              "opens both streams on one parser object"] if concurrent and parts.shared else []
     body = [
         header,
         '"""Reproduces one cell of the parser conformance matrix; see the comment above."""',
         "from __future__ import annotations",
-        "\n".join(["import sys", "from pathlib import Path", *CHECKS_IMPORTS, *parts.imports]),
+        "\n".join(["import sys", *(["import threading"] if concurrent else []), "from pathlib import Path",
+                   *CHECKS_IMPORTS, *parts.imports]),
         "HERE = Path(__file__).resolve().parent",
         data,
         "# ---- the engine, driven the way its server drives it ----",
-        parts.code.strip("\n"),
-        MAIN.strip("\n"),
+        "\n\n\n".join([parts.code.strip("\n"), *shared]),
+        (CONCURRENT_MAIN if concurrent else MAIN).strip("\n"),
         *(f"# ---- {m.__name__.replace('.', '/')}.py of the conformance matrix, inlined ----\n"
           + _without_project_imports(m) for m in parts.sources),
         "# ---- the conformance matrix's message types and checks, inlined (contract/) ----\n" + _checks_source(),
@@ -353,10 +515,13 @@ def _spread(cells: list[CellRecord], count: int) -> list[CellRecord]:
 def verify(results: Path, known_broken: int, passing: int, out: Path) -> int:
     """Repros of a sample must fail (known-broken cells) or pass (passing cells) as recorded; 1 if any does not."""
     document = load_results(results)
-    cells = [c for c in document["cells"] if not mode(c.mode).isolation]  # no standalone repro yet
+    cells = document["cells"]
     tier = document["run"].vocabulary
+    passed = [c for c in cells if c.outcome == "pass"]
+    interleaved = [c for c in passed if mode(c.mode).isolation]  # one of the passing repros is a concurrent one
+    alone = _spread([c for c in passed if not mode(c.mode).isolation], passing - bool(interleaved and passing > 1))
     sample = ([("xfail", c) for c in _spread([c for c in cells if c.outcome == "xfail"], known_broken)]
-              + [("pass", c) for c in _spread([c for c in cells if c.outcome == "pass"], passing)])
+              + [("pass", c) for c in alone + _spread(interleaved, passing - len(alone))])
     wrong = 0
     with ThreadPoolExecutor(max_workers=2) as runner:  # a repro imports its engine afresh: run two at once
         runs = []

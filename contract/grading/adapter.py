@@ -12,9 +12,9 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Protocol
+from typing import Any, Protocol
 
-from ..cases.family import Family
+from ..cases.family import Family, Sample
 from ..cases.model import Chunk, Delta, Message, RequestContext
 from .engines import ENGINES
 from .pipeline import Coverage
@@ -87,6 +87,9 @@ class EngineRepro:
     (see `contract.cli.repro.MAIN`); `sources` are this project's own serving modules, inlined without their
     imports of this project; `files` are written beside the repro (e.g. the tokenizer as JSON);
     `chunk_ids` turns a chunking into the ids the engine receives per chunk (None: the chunk's own).
+    For the `concurrent` mode, `run_stream` takes the request as keyword arguments (the cell's by default):
+    `request_args(sample)` gives them for another request to the same parser (the partner), and `shared` names
+    the function that builds the server (its state), which a concurrent repro calls once for both requests.
     """
 
     requirement: str
@@ -95,6 +98,9 @@ class EngineRepro:
     code: str
     files: dict[str, str] = field(default_factory=dict)
     chunk_ids: Callable[[Sequence[Chunk]], tuple[list[list[int]], list[int]]] | None = None
+    request_args: Callable[[Sample], dict[str, Any]] | None = None
+    shared: str = ""  # "": the code keeps one server already
+    replays_at_finish: bool = False  # the stream reaches the server whole at its finish (an engine over HTTP)
 
 
 BUILTIN_ENGINES = {name: entry.module for name, entry in ENGINES.items()}  # name -> adapter module

@@ -165,19 +165,17 @@ class Grader:
     def _partner(self, cell: Cell, engine: Engine, parser: ParserUnderTest, family: Family) -> Subject | None:
         """The request the concurrent mode interleaves with the cell's: the first of `PARTNERS` the parser
         grades, other than the cell's case (its subject kept for every cell of the parser)."""
-        for partner in PARTNERS:
-            partner_cell = dataclasses.replace(cell, case=partner)
-            if partner == cell.case or settled(partner_cell, self.families) is not None:
-                continue
-            key = (cell.parser, partner)
-            if key not in self._partners:
-                self._partners.clear()  # one parser's at a time, as its groups are graded
-                sample = self._position(family, case(partner))
-                assert isinstance(sample, Sample)
-                sample, _ = _as_graded(sample, engine, partner_cell, family)
-                self._partners[key] = Subject(parser, family, sample, self._stream(family, sample), self.progress)
-            return self._partners[key]
-        return None
+        partner = partner_case(cell, self.families)
+        if partner is None:
+            return None
+        key = (cell.parser, partner)
+        if key not in self._partners:
+            self._partners.clear()  # one parser's at a time, as its groups are graded
+            sample = self._position(family, case(partner))
+            assert isinstance(sample, Sample)
+            sample, _ = _as_graded(sample, engine, dataclasses.replace(cell, case=partner), family)
+            self._partners[key] = Subject(parser, family, sample, self._stream(family, sample), self.progress)
+        return self._partners[key]
 
     def _sample_entry(self, sample: Sample, stream: TokenStream, variant: str) -> str:
         """The key of the sample in the results' samples table; its entry is added to `samples` once."""
@@ -204,6 +202,15 @@ class Grader:
                     twin.run(chunks)
             self._reference_cpus[key] = twin.spent_s
         return self._reference_cpus[key]
+
+
+def partner_case(cell: Cell, families: Mapping[str, Family]) -> str | None:
+    """The case the concurrent mode interleaves the cell's with: the first of `PARTNERS` the cell's parser grades,
+    other than the cell's own."""
+    for partner in PARTNERS:
+        if partner != cell.case and settled(dataclasses.replace(cell, case=partner), families) is None:
+            return partner
+    return None
 
 
 def _as_graded(sample: Sample, engine: Engine | str, cell: Cell, family: Family) -> tuple[Sample, str]:

@@ -26,9 +26,9 @@ def frontend() -> Frontend:
     return _FRONTEND[0]
 
 
-def replaying(steps: list[Step]) -> dict:
-    kwargs = {{**REQUEST["chat_template_kwargs"], "replay": frontend().replay(steps, STOP)}}
-    return {{**REQUEST, "chat_template_kwargs": kwargs}}
+def replaying(steps: list[Step], request: dict = REQUEST, stop: str = STOP) -> dict:
+    kwargs = {{**request["chat_template_kwargs"], "replay": frontend().replay(steps, stop)}}
+    return {{**request, "chat_template_kwargs": kwargs}}
 
 
 def run_batch() -> Message:
@@ -36,13 +36,14 @@ def run_batch() -> Message:
     return frontend().chat(replaying([Step((i,)) for i in TOKEN_IDS]))
 
 
-def run_stream(chunks: tuple[Chunk, ...], final_ids: list[int]) -> tuple[list[list[Delta]], list[Delta]]:
+def run_stream(chunks: Iterable[Chunk], final_ids: list[int], request: dict = REQUEST,
+               stop: str = STOP) -> tuple[list[list[Delta]], list[Delta]]:
     """A streamed completion (SSE), one engine step per chunk (a chunk without ids, cut inside tokens, as its
     text, which the worker encodes), then an empty step with the finish reason.
     The frontend emits nothing for a step its parsers hold, so the deltas are all taken at the finish."""
     steps = [Step(text=c.text) if MODE == "chars" else Step(tuple(c.token_ids)) for c in chunks]
-    deltas = frontend().stream(replaying(steps))
-    return [[] for _ in chunks], deltas
+    deltas = frontend().stream(replaying(steps, request, stop))
+    return [[] for _ in steps], deltas
 '''
 
 
@@ -55,4 +56,6 @@ def engine_repro(parser: DynamoParser, sample: Sample, token_ids: tuple[int, ...
         sources=(serving,),
         code=code,
         files={tokenizer_file: family_tokenizer(parser.family).to_str()},
+        request_args=lambda other: {"request": request_json(parser.name, other.context, ""), "stop": other.stop},
+        replays_at_finish=True,
     )

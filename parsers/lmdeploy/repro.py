@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+from typing import Any
 
 from parsers import EngineRepro, Sample, family_tokenizer
 
@@ -25,12 +26,13 @@ def run_batch() -> Message:
     return server().parse(REQUEST, PROMPT_TOKEN_IDS, OUTPUT_TOKEN_IDS, STOP)
 
 
-def run_stream(chunks: tuple[Chunk, ...], final_ids: list[int]) -> tuple[list[list[Delta]], list[Delta]]:
+def run_stream(chunks: Iterable[Chunk], final_ids: list[int], request: dict = REQUEST,
+               prompt_token_ids: list[int] = PROMPT_TOKEN_IDS, stop: str = STOP) -> tuple[list[list[Delta]], list[Delta]]:
     """One engine step per chunk (its new token ids, detokenized by lmdeploy; the char tier's text comes
     without ids), then the engine's last, empty step with the finish reason."""
-    stream = server().open_stream(REQUEST, PROMPT_TOKEN_IDS)
+    stream = server().open_stream(request, prompt_token_ids)
     per_chunk = [stream.feed_text(c.text) if MODE == "chars" else stream.feed(c.token_ids) for c in chunks]
-    return per_chunk, stream.finish(STOP)
+    return per_chunk, stream.finish(stop)
 '''
 
 
@@ -41,10 +43,16 @@ def engine_repro(parser: LmdeployParser, sample: Sample, token_ids: tuple[int, .
         output_ids=parser.output_ids(sample.text, token_ids),
         tool=parser.pipeline.tool, reasoning=parser.pipeline.reasoning, file=tokenizer_file,
     )
+    def request_args(other: Sample) -> dict[str, Any]:
+        return {"request": request_json(other.context), "prompt_token_ids": parser.prompt_ids(other.context),
+                "stop": other.stop}
+
     return EngineRepro(
         requirement=f"lmdeploy=={importlib.metadata.version('lmdeploy')}",
         imports=("from tokenizers import Tokenizer",),
         sources=(serving,),
         code=code,
         files={tokenizer_file: family_tokenizer(parser.family).to_str()},
+        request_args=request_args,
+        shared="server",
     )

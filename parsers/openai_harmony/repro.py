@@ -22,7 +22,7 @@ def run_batch() -> Message:
     return parse(encoding(), OUTPUT_TOKEN_IDS)
 
 
-def run_stream(chunks: tuple[Chunk, ...], final_ids: list[int]) -> tuple[list[list[Delta]], list[Delta]]:
+def run_stream(chunks: Iterable[Chunk], final_ids: list[int]) -> tuple[list[list[Delta]], list[Delta]]:
     """The ids of each chunk as they arrive (a chunk's text may hold back ids until they are final)."""
     stream = Stream(encoding())
     return [stream.feed(chunk.token_ids or ()) for chunk in chunks], stream.finish(final_ids)
@@ -42,4 +42,6 @@ def engine_repro(parser: OpenAIHarmonyParser, sample: Sample, token_ids: tuple[i
         sources=(serving,),
         code=CODE.format(output_ids=parser.ids(sample.text, token_ids)),
         chunk_ids=chunk_ids,
+        request_args=lambda other: {},  # a stream is its ids alone: nothing else tells two requests apart
+        shared="encoding",
     )

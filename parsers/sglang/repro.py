@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+from typing import Any
 
 from parsers import EngineRepro, Sample, family_tokenizer
 
@@ -21,7 +22,7 @@ def server() -> Server:
     return Server(tool={tool!r}, reasoning={reasoning!r}, tokenizer=tokenizer)
 
 
-def request(the_server: Server) -> ChatCompletionRequest:
+def rendered(the_server: Server) -> ChatCompletionRequest:
     return the_server.render(ChatCompletionRequest(**REQUEST), PROMPT)
 
 
@@ -30,14 +31,15 @@ TEMPLATE_FORCES = {force!r}  # the template prefills the reasoning opener (the p
 
 def run_batch() -> Message:
     the_server = server()
-    return the_server.parse(request(the_server), TEMPLATE_FORCES, TEXT, STOP)
+    return the_server.parse(rendered(the_server), TEMPLATE_FORCES, TEXT, STOP)
 
 
-def run_stream(chunks: tuple[Chunk, ...], final_ids: list[int]) -> tuple[list[list[Delta]], list[Delta]]:
+def run_stream(chunks: Iterable[Chunk], final_ids: list[int], request: dict = REQUEST, prompt: str = PROMPT,
+               template_forces: bool = TEMPLATE_FORCES, stop: str = STOP) -> tuple[list[list[Delta]], list[Delta]]:
     """One engine step per chunk (its delta text: SGLang's parsers read no ids), then the end of generation."""
     the_server = server()
-    stream = the_server.open_stream(request(the_server), TEMPLATE_FORCES)
-    return [stream.feed(chunk.text) for chunk in chunks], stream.finish(STOP)
+    stream = the_server.open_stream(the_server.render(ChatCompletionRequest(**request), prompt), template_forces)
+    return [stream.feed(chunk.text) for chunk in chunks], stream.finish(stop)
 '''
 
 
@@ -49,10 +51,16 @@ def engine_repro(parser: SglangParser, sample: Sample, token_ids: tuple[int, ...
     code = CODE.format(request=request_json(context), tool=parser.pipeline.tool, reasoning=parser.pipeline.reasoning,
                        tokenizer_file=tokenizer_file, force=parser.template_forces(context), template=template,
                        prompt=parser.prompt(context))
+    def request_args(other: Sample) -> dict[str, Any]:
+        return {"request": request_json(other.context), "prompt": parser.prompt(other.context),
+                "template_forces": parser.template_forces(other.context), "stop": other.stop}
+
     return EngineRepro(
         requirement=f"sglang=={importlib.metadata.version('sglang')}",
         imports=("from transformers import PreTrainedTokenizerFast",),
         sources=(serving,),
         code=code,
         files={tokenizer_file: family_tokenizer(parser.family).to_str()},
+        request_args=request_args,
+        shared="server",
     )

@@ -24,13 +24,14 @@ def run_batch() -> Message:
     return server().parse(REQUEST, PROMPT_TOKEN_IDS, OUTPUT_TOKEN_IDS, STOP)
 
 
-def run_stream(chunks: tuple[Chunk, ...], final_ids: list[int]) -> tuple[list[list[Delta]], list[Delta]]:
+def run_stream(chunks: Iterable[Chunk], final_ids: list[int], request: dict = REQUEST,
+               prompt_token_ids: list[int] = PROMPT_TOKEN_IDS, stop: str = STOP) -> tuple[list[list[Delta]], list[Delta]]:
     """The server's streamer gets each chunk's ids one token at a time; chunks without ids (the character
     tier) go to the response parser's own `feed`."""
-    stream = server().open_stream(REQUEST, PROMPT_TOKEN_IDS)
+    stream = server().open_stream(request, prompt_token_ids)
     per_chunk = [stream.feed_text(c.text) if MODE == "chars" else stream.feed(list(c.token_ids or ()))
                  for c in chunks]
-    return per_chunk, stream.finish(STOP)
+    return per_chunk, stream.finish(stop)
 '''
 
 
@@ -45,4 +46,7 @@ def engine_repro(parser: TransformersParser, sample: Sample, token_ids: tuple[in
         sources=(serving,),
         code=code,
         files={tokenizer_file: family_tokenizer(parser.family).to_str()},
+        request_args=lambda other: {"request": request_json(other.context),
+                                    "prompt_token_ids": parser.prompt_ids(other.context), "stop": other.stop},
+        shared="server",
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from parsers import Chunk, EngineRepro, Sample, family_tokenizer
 
@@ -28,13 +29,14 @@ def run_batch() -> Message:
     return the_server.parse(prepared, TEXT, OUTPUT_TOKEN_IDS, STOP)
 
 
-def run_stream(chunks: tuple[Chunk, ...], final_ids: list[int]) -> tuple[list[list[Delta]], list[Delta]]:
+def run_stream(chunks: Iterable[Chunk], final_ids: list[int], request: dict = REQUEST,
+               prompt_token_ids: list[int] = PROMPT_TOKEN_IDS, stop: str = STOP) -> tuple[list[list[Delta]], list[Delta]]:
     """One engine output per chunk (delta text and delta token ids), then the last, empty one with the
     finish reason."""
     the_server = server()
-    stream = the_server.open_stream(the_server.prepare(ChatCompletionRequest(**REQUEST), PROMPT_TOKEN_IDS))
+    stream = the_server.open_stream(the_server.prepare(ChatCompletionRequest(**request), prompt_token_ids))
     per_chunk = [stream.feed(c.text, c.token_ids or (), text_without_ids=MODE == "chars") for c in chunks]
-    return per_chunk, stream.finish(STOP, final_ids)
+    return per_chunk, stream.finish(stop, final_ids)
 '''
 FAMILY_TOKENIZER = "get_cached_tokenizer(PreTrainedTokenizerFast(tokenizer_file=str(HERE / {file!r}){template}))"
 # a template-driven parser (hf, beam) reads the response_template the model's tokenizer_config.json declares
@@ -61,6 +63,10 @@ def engine_repro(parser: VllmParser, sample: Sample, token_ids: tuple[int, ...],
     )
     imports = ["from vllm.entrypoints.openai.parser.harmony_utils import get_encoding"] if harmony else [
         "from transformers import PreTrainedTokenizerFast", "from vllm.tokenizers.hf import get_cached_tokenizer"]
+    def request_args(other: Sample) -> dict[str, Any]:
+        return {"request": request_json(other.context), "prompt_token_ids": parser.prompt_ids(other.context),
+                "stop": other.stop}
+
     return EngineRepro(
         requirement=f"vllm=={importlib.metadata.version('vllm')}"
         + (" (and o200k_base.tiktoken, found through TIKTOKEN_ENCODINGS_BASE or downloaded)" if harmony else ""),
@@ -69,4 +75,6 @@ def engine_repro(parser: VllmParser, sample: Sample, token_ids: tuple[int, ...],
         code=code,
         files={} if harmony else {tokenizer_file: family_tokenizer(parser.family).to_str()},
         chunk_ids=chunk_ids,
+        request_args=request_args,
+        shared="server",
     )

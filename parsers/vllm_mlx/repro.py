@@ -26,12 +26,13 @@ def run_batch() -> Message:
     return the_server.parse(REQUEST, PROMPT, the_server.decoded(TOKEN_IDS), STOP)
 
 
-def run_stream(chunks: tuple[Chunk, ...], final_ids: list[int]) -> tuple[list[list[Delta]], list[Delta]]:
+def run_stream(chunks: Iterable[Chunk], final_ids: list[int], request: dict = REQUEST, prompt: str = PROMPT,
+               stop: str = STOP) -> tuple[list[list[Delta]], list[Delta]]:
     """One engine output per chunk (its token ids, detokenized by mlx-lm; in the chars mode its text), then
     the last, empty output with the finish reason."""
-    stream = server().open_stream(REQUEST, PROMPT)
+    stream = server().open_stream(request, prompt)
     per_chunk = [stream.feed(chunk.text, None if MODE == "chars" else chunk.token_ids) for chunk in chunks]
-    return per_chunk, stream.finish(STOP)
+    return per_chunk, stream.finish(stop)
 '''
 
 
@@ -45,4 +46,7 @@ def engine_repro(parser: VllmMlxParser, sample: Sample, token_ids: tuple[int, ..
         sources=(serving,),
         code=code,
         files={tokenizer_file: family_tokenizer(parser.family).to_str()},
+        request_args=lambda other: {"request": request_json(other.context), "prompt": prompt(other.context),
+                                    "stop": other.stop},
+        shared="server",
     )
