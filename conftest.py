@@ -323,6 +323,13 @@ def _document(config: pytest.Config, parts: results_file.Parts) -> dict[str, Any
     return results_document(run, _cells(config), parts, _families(config))
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The framework's tests marked slow (whole grades in a subprocess) first, in their order: with -n 2 each
+    then runs beside a stream of quick ones instead of alone on one worker at the end."""
+    if not _grading(config):
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     if not _grading(config) or _STARTED not in config.stash:

@@ -26,6 +26,8 @@ from parsers.reference.families import hermes as hermes_reference
 from tests.miniatures.defects import DEFECTS, KILLERS
 from tests.miniatures.v2 import V2
 
+pytestmark = pytest.mark.slow  # every test reads the miniatures' grades, made once per worker (`run`)
+
 FAILING = ("fail", "error", "timeout")
 KILLER_MODES = ("batch", "tokens", "random")  # each of their failing cells costs a worker, so fewer modes
 KILLER_CASES = ("reasoning.only", "reasoning.prefilled", "tool.single")  # and cases: two that trigger, one not
