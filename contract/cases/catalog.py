@@ -206,10 +206,12 @@ CONFIGURE_PYTHON_TYPES = Tool(
             "tags": {"type": "list"},
             "code": {"type": "str"},
             "note": {"type": ["str", "null"]},
+            "scale": {"type": "double"},
         }
     ),
     "CONFIGURE's parameters typed with Python's names, as tool definitions written by hand or from annotations "
-    "declare them: outside JSON Schema, and in real requests.",
+    "declare them, and one typed double (C's and Java's name, which generated definitions carry): outside JSON "
+    "Schema, and in real requests.",
 )
 
 SCHEDULE = Tool(
@@ -241,6 +243,7 @@ DEFAULT = RequestContext(tools=DEFAULT_TOOLS)
 PARIS = Call("get_weather", {"city": "Paris", "days": 3})
 CONFIGURE_CALL = Call("configure", {"count": 7, "ratio": 0.5, "enabled": True, "meta": {"a": [1, 2]}, "tags": ["x", "y"],
                                     "code": "42", "note": None})
+CONFIGURE_CALL_TYPE_NAMES = Call("configure", {**CONFIGURE_CALL.arguments, "scale": 2.5})  # and the double
 TOKYO_TIME = Call("get_time", {"tz": "Asia/Tokyo"})
 UTC_TIME = Call("get_time", {"tz": "UTC"})
 THOUGHT = "The user wants the weather in Paris, so I should call get_weather."
@@ -521,11 +524,12 @@ REQUEST_VARIANTS = (
          "the other: the flag asks the model for one call at most, and a server may enforce it on the output (keep "
          "the first) or leave the output as the model wrote it; the spec says which calls the model makes, not what "
          "a server does with a second one", rule=Rule.ONE_CALL_ASKED, version=3, variant_of="tool.parallel"),
-    Case("tool.schema_type_names", "tool", "untyped values typed by a schema that names types as Python does",
-         _scenario(CONFIGURE_CALL, context=RequestContext(tools=(*DEFAULT_TOOLS, CONFIGURE_PYTHON_TYPES))),
-         "the values of tool.schema_types: int and float are numbers, bool a boolean, dict and list JSON, str a "
-         "string (\"42\" stays a string)",
-         "values left as strings, or the request refused, when a tool declares int, float, bool, dict, list or str "
+    Case("tool.schema_type_names", "tool", "untyped values typed by a schema that names types as Python and C do",
+         _scenario(CONFIGURE_CALL_TYPE_NAMES, context=RequestContext(tools=(*DEFAULT_TOOLS, CONFIGURE_PYTHON_TYPES))),
+         "the values of tool.schema_types, and scale: int, float and double are numbers, bool a boolean, dict and "
+         "list JSON, str a string (\"42\" stays a string)",
+         "values left as strings, or the request refused, when a tool declares int, float, double, bool, dict, list "
+         "or str "
          "(type names outside JSON Schema that real tool definitions use)", version=3,
          variant_of="tool.schema_types"),
 )
