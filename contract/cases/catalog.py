@@ -195,20 +195,21 @@ CONFIGURE = Tool(
     ),
     "Values of every JSON type, for formats whose values are untyped text.",
 )
+_PYTHON_TYPE_NAMES = {"integer": "int", "number": "float", "boolean": "bool", "object": "dict", "array": "list",
+                      "string": "str"}
+
+
+def _python_typed(schema: dict[str, Any]) -> dict[str, Any]:
+    """A parameter schema with its JSON Schema type names spelled as Python spells them (`null` stays)."""
+    kind = schema["type"]
+    named = [_PYTHON_TYPE_NAMES.get(k, k) for k in kind] if isinstance(kind, list) else _PYTHON_TYPE_NAMES[kind]
+    return {**schema, "type": named}
+
+
 CONFIGURE_PYTHON_TYPES = Tool(
     "configure",
-    _object(
-        {
-            "count": {"type": "int"},
-            "ratio": {"type": "float"},
-            "enabled": {"type": "bool"},
-            "meta": {"type": "dict"},
-            "tags": {"type": "list"},
-            "code": {"type": "str"},
-            "note": {"type": ["str", "null"]},
-            "scale": {"type": "double"},
-        }
-    ),
+    _object({**{name: _python_typed(schema) for name, schema in CONFIGURE.parameters["properties"].items()},
+             "scale": {"type": "double"}}),
     "CONFIGURE's parameters typed with Python's names, as tool definitions written by hand or from annotations "
     "declare them, and one typed double (C's and Java's name, which generated definitions carry): outside JSON "
     "Schema, and in real requests.",

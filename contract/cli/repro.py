@@ -367,6 +367,16 @@ def _partner_source(replayed: Replayed, parts: EngineRepro, ids_of: Any) -> str:
     ])
 
 
+def _mode_line(replayed: Replayed) -> str:
+    """What the repro's mode runs, for its header."""
+    if replayed.cell.mode == "batch":
+        return "one-shot parsing of the whole output"
+    if replayed.partner is not None:
+        return (f"this request and {replayed.partner.sample.case.id}'s streamed through one server, one token per "
+                "step, interleaved; each must come out as it does alone")
+    return f"streaming, {len(replayed.chunkings)} chunking(s) below, one engine step per chunk"
+
+
 def script(replayed: Replayed, parts: EngineRepro, tokenizer_file: str) -> str:
     """The repro's source."""
     cell, sample = replayed.cell, replayed.sample
@@ -385,12 +395,7 @@ def script(replayed: Replayed, parts: EngineRepro, tokenizer_file: str) -> str:
            if build.get("source") not in (None, "index") else "") + "\n"
         f"case {cell.case}: {case(cell.case).title}\n"
         f"vocabulary: {vocabulary_label(replayed.family)} (its tokenizer is {tokenizer_file})\n"
-        f"mode {cell.mode}: " + ("one-shot parsing of the whole output" if cell.mode == "batch" else
-                                 f"this request and {replayed.partner.sample.case.id}'s streamed through one server, "
-                                 "one token per step, interleaved; each must come out as it does alone"
-                                 if replayed.partner is not None else
-                                 f"streaming, {len(replayed.chunkings)} chunking(s) below, one engine step per chunk")
-        + "\n\n"
+        f"mode {cell.mode}: {_mode_line(replayed)}\n\n"
         f"expected ({preferred.label}): {json.dumps(preferred.to_json(), ensure_ascii=False)}\n"
         f"observed in the matrix: {_message_text(replayed.observed)}\n"
         f"the matrix's verdict: {verdict}\n{failures}\n\n"
@@ -518,8 +523,9 @@ def verify(results: Path, known_broken: int, passing: int, out: Path) -> int:
     cells = document["cells"]
     tier = document["run"].vocabulary
     passed = [c for c in cells if c.outcome == "pass"]
-    interleaved = [c for c in passed if mode(c.mode).isolation]  # one of the passing repros is a concurrent one
-    alone = _spread([c for c in passed if not mode(c.mode).isolation], passing - bool(interleaved and passing > 1))
+    interleaved = [c for c in passed if mode(c.mode).isolation]
+    concurrent_slot = 1 if interleaved and passing > 1 else 0  # one of the passing repros is a concurrent cell's
+    alone = _spread([c for c in passed if not mode(c.mode).isolation], passing - concurrent_slot)
     sample = ([("xfail", c) for c in _spread([c for c in cells if c.outcome == "xfail"], known_broken)]
               + [("pass", c) for c in alone + _spread(interleaved, passing - len(alone))])
     wrong = 0
