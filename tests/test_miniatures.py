@@ -248,6 +248,14 @@ def no_tool_chosen(s: Sample, mode: str) -> bool:
     return s.context.tool_choice == "none" and bool(s.scenario.calls)
 
 
+def stale_closer_in_prompt(s: Sample, mode: str) -> bool:
+    """The output reasons, and the last reasoning marker in its prompt is a closer (an earlier turn's)."""
+    style = family(s.family).reasoning
+    tail = s.context.prompt_tail
+    reasons = any(isinstance(segment, Reasoning) for segment in s.scenario.segments)
+    return style is not None and reasons and tail.rfind(style.closer) > tail.rfind(style.opener)
+
+
 def interleaved(s: Sample, mode: str) -> bool:
     """Its global is the whole machine state: the partner request switches it whatever the case writes."""
     return mode == "concurrent"
@@ -290,6 +298,7 @@ ORACLES: dict[str, tuple[Callable[[Sample, str], bool], str]] = {
     "keeps_state_in_module_global": (interleaved, "fail"),
     "assumes_thinking_without_flag": (thinking_flag_absent, "fail"),
     "ignores_tool_choice": (no_tool_chosen, "fail"),
+    "reads_prompts_last_closer": (stale_closer_in_prompt, "fail"),
 }
 
 

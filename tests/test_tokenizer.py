@@ -10,11 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from tokenizers import Tokenizer
 
 from contract.cases.catalog import CATALOG, case
-from contract.cases.family import Family, Sample
+from contract.cases.family import TIERS, Family, Sample
 from contract.cases.rendering import Kind, Rendered
-from contract.streams.tokenizer import family_stream, family_tokenizer
+from contract.streams.tokenizer import encode_markup, family_stream, family_tokenizer, family_tokenizer_file
 from fixtures import all_families, family
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,6 +60,18 @@ def test_each_single_token_marker_encodes_to_one_id(name: str) -> None:
     ids = [tokenizer.encode(m, add_special_tokens=False).ids for m in _single_tokens(f)]
     assert all(len(i) == 1 for i in ids)
     assert len({i[0] for i in ids}) == len(ids)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, f in all_families().items() if f.prompt_tokens))
+@pytest.mark.parametrize("tier", TIERS)
+def test_each_prompt_token_encodes_to_one_id_in_either_tier(name: str, tier: str) -> None:
+    """A template's turn tokens are single ids wherever the prompt is encoded, so a parser that stops its look
+    back at one (vLLM's turn boundaries) finds it; and the prompt's history holds them as the template writes it."""
+    f = family(name).in_tier(tier)
+    for tokenizer in (family_tokenizer(f), Tokenizer.from_file(str(family_tokenizer_file(f)))):  # engines load the file
+        ids = [encode_markup(tokenizer, t) for t in f.prompt_tokens]
+        assert [len(i) for i in ids] == [1] * len(ids), f.prompt_tokens
+    assert all(t in f.earlier_turns() for t in f.prompt_tokens if f.history is not None)
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=_id)

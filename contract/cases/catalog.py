@@ -98,8 +98,9 @@ class Rule(Enum):
 
 # filled by each family, see Family.placeholders: `markers` (marker text for an argument), `opener`/`closer`
 # (reasoning), `quoted_call` (one complete call in the family's syntax), `stray` (a lone control marker that is
-# not a start), `start` (the marker that opens a call or section)
-PLACEHOLDERS = ("markers", "opener", "closer", "quoted_call", "stray", "start")
+# not a start), `start` (the marker that opens a call or section), `history` (an earlier turn that reasoned and
+# called, and the tool's result, as the family's template writes them up to the generation point)
+PLACEHOLDERS = ("markers", "opener", "closer", "quoted_call", "stray", "start", "history")
 
 
 @dataclass(frozen=True)
@@ -248,6 +249,7 @@ CONFIGURE_CALL_TYPE_NAMES = Call("configure", {**CONFIGURE_CALL.arguments, "scal
 TOKYO_TIME = Call("get_time", {"tz": "Asia/Tokyo"})
 UTC_TIME = Call("get_time", {"tz": "UTC"})
 THOUGHT = "The user wants the weather in Paris, so I should call get_weather."
+EARLIER_THOUGHT = "I need the forecast first."  # the reasoning of an earlier turn, in the prompt
 ANSWER = "It will be sunny in Paris."
 
 LONG_QUERY = "".join(f"line {i:05d}: the quick brown fox jumps over the lazy dog.\n" for i in range(400))[:16384]
@@ -273,6 +275,12 @@ def _scenario(*segments: Segment, context: RequestContext = DEFAULT, **kw: Any) 
     return Scenario(tuple(segments), dataclasses.replace(context, thinking=thinking), **kw)
 
 
+_TOOL_TURN = (  # the conversation reasoning.stale_closer continues: a turn that reasoned and called, and the result
+    {"role": "user", "content": "Weather in Paris?"},
+    {"role": "assistant", "content": "", "reasoning_content": EARLIER_THOUGHT, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+    {"role": "tool", "tool_call_id": "call_1", "content": '{"temp": 21}'},
+)
 _HISTORY = (
     {"role": "user", "content": "Weather in Paris and time in Tokyo, then file an issue."},
     {
@@ -511,6 +519,12 @@ REQUEST_VARIANTS = (
          "no reasoning, content answer (as reasoning.empty)",
          "the answer taken for reasoning, and hidden with include_reasoning=false, when the request leaves the "
          "thinking flag to the template (vLLM #53284)", version=3, variant_of="reasoning.empty"),
+    Case("reasoning.stale_closer", "reasoning", "an earlier turn's closed think block and call in the prompt",
+         _scenario(Reasoning(THOUGHT), Content(ANSWER)).with_context(prompt_tail="{history}", history=_TOOL_TURN),
+         "reasoning r, content answer (as reasoning.only)",
+         "the earlier turn's closer (or, where the template drops its reasoning, its call opener) taken to end the "
+         "new turn's reasoning, which then comes out as content (vLLM #32490, #41696, #54089)", version=3,
+         variant_of="reasoning.only"),
     Case("tool.choice_none", "tool", "a call written although the request says tool_choice \"none\"",
          _scenario(PARIS).with_context(tool_choice="none"),
          "no tool call; the text after any reasoning as content, markup and all; finish_reason stop",

@@ -15,7 +15,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .catalog import CATALOG, Call, Case, Content, Reasoning, Scenario, Stray, Style, Truncation
+from .catalog import (
+    CATALOG,
+    EARLIER_THOUGHT,
+    Call,
+    Case,
+    Content,
+    Reasoning,
+    Scenario,
+    Stray,
+    Style,
+    Truncation,
+)
 from .expected import Expected, NativeId, derive, generation_stop, native_id, reasoning_kept_in_content
 from .model import RequestContext
 from .rendering import Kind, Rendered, Role, Span, TextBuilder, truncate
@@ -26,6 +37,11 @@ if TYPE_CHECKING:  # a family names its vocabulary; the streams stage loads it
 
 REAL, SYNTHETIC = "real", "synthetic"
 TIERS = (REAL, SYNTHETIC)  # vocabulary tiers: a run tokenizes its families' samples in one (`Family.in_tier`)
+
+
+def ends_with_opener(prompt_tail: str, opener: str) -> bool:
+    """The prompt ends with the reasoning opener, or with it and the newline a template writes after it."""
+    return prompt_tail.endswith(opener) or prompt_tail.rstrip().endswith(opener)
 
 
 @dataclass(frozen=True)
@@ -40,9 +56,9 @@ class ReasoningStyle:
     always_reasons: bool = False
 
     def prefilled(self, context: RequestContext) -> bool:
-        """The request enables thinking (or the model always reasons) and its prompt ends with the opener:
-        output starts inside reasoning."""
-        return bool(context.thinking or self.always_reasons) and context.prompt_tail.endswith(self.opener)
+        """The request enables thinking (or the model always reasons) and its prompt ends with the opener (and
+        perhaps the newline a template writes after it): output starts inside reasoning."""
+        return bool(context.thinking or self.always_reasons) and ends_with_opener(context.prompt_tail, self.opener)
 
     def prompt(self, scenario: Scenario) -> Scenario:
         """The scenario as the family's template prompts it: where the template always prefills the
@@ -51,6 +67,22 @@ class ReasoningStyle:
         if (self.always_reasons or self.template_prefills and context.thinking) and not context.prompt_tail:
             return scenario.with_context(prompt_tail=self.opener)
         return scenario
+
+
+@dataclass(frozen=True)
+class History:
+    """How the family's chat template writes the conversation before a turn that follows a tool result: an
+    earlier assistant turn (its think block closed, one call) and the tool's result, up to the generation point.
+
+    `next_turn` is the text from the end of the earlier turn's call (as the family renders it) to where the new
+    turn starts generating, with `{"temp": 21}` as the result; it ends with the opener where the template
+    prefills it. `keeps_reasoning`: the template writes the earlier turn's think block back (so its closer is in
+    the prompt); where it drops it, the earlier call's opener is the stale marker the prompt still holds."""
+
+    next_turn: str
+    keeps_reasoning: bool
+    source: str  # the template (or encoder) `next_turn` was read from
+    turn_start: str = ""  # what the template writes before the earlier turn's content, where that holds a marker
 
 
 @dataclass(frozen=True)
@@ -162,6 +194,10 @@ class Family:
     start_marker: str = ""  # `{start}`: the marker that opens a call or tool section
     response_template: ResponseTemplate | None = None  # what its model's tokenizer config declares, if anything
     tier: str = REAL  # the vocabulary tier the family is graded in (`in_tier`): a run's setting, not the format's
+    history: History | None = None  # how its template writes an earlier turn and a tool result (`{history}`)
+    # the chat template's own single tokens the prompt holds (turn and role tokens: `<|im_start|>`): never output
+    # markers, so never looked for in content; a synthetic vocabulary adds them as special tokens
+    prompt_tokens: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.tier not in TIERS:
@@ -206,6 +242,8 @@ class Family:
         if self.reasoning:
             values |= {"opener": self.reasoning.opener, "closer": self.reasoning.closer}
         values |= {k: v for k, v in (("stray", self.stray_marker), ("start", self.start_marker)) if v}
+        if self.history is not None and (case is None or "{history}" in repr(case.scenario)):
+            values["history"] = self.earlier_turns()
         return values
 
     def prompt_end(self, context: RequestContext) -> str:
@@ -228,6 +266,17 @@ class Family:
         self.renderer(Scenario((Call("get_time", {"tz": "UTC"}),), RequestContext(thinking=False)), builder)
         return builder.build().text.strip()
 
+    def earlier_turns(self) -> str:
+        """The prompt's end after an earlier turn that reasoned and called get_weather, and the tool's result:
+        that turn as the family renders it (its think block only where the template keeps it), then
+        `history.next_turn`."""
+        assert self.history is not None
+        call = Call("get_weather", {"city": "Paris"})
+        segments = (Reasoning(EARLIER_THOUGHT), call) if self.history.keeps_reasoning else (call,)
+        builder = TextBuilder()
+        self.renderer(Scenario(segments, RequestContext(thinking=self.history.keeps_reasoning)), builder)
+        return self.history.turn_start + builder.build().text.strip() + self.history.next_turn
+
     def _check_strays(self, case: Case, scenario: Scenario) -> None:
         for segment in scenario.segments:
             if isinstance(segment, Stray) and segment.marker not in self.markers:
@@ -238,6 +287,9 @@ class Family:
         position = self.position(case)
         if not isinstance(position, Render):
             return position
+        if self.history is None and "{history}" in repr(case.scenario):
+            raise ValueError(f"fixtures/families/{self.name}.py, case {case.id}: field 'history': the case puts an "
+                             "earlier turn in the prompt; give the template's `History` or a position on the case")
         scenario = case.scenario.specialize(self.placeholders(case))
         self._check_strays(case, scenario)
         if self.reasoning:

@@ -8,7 +8,8 @@ marker is ordinary tokens (the model writes it so), split as the tokenizer's mod
 span. Families without one, and every family in the `synthetic` tier, use a byte-level BPE
 trained on a small fixed English/JSON corpus (so CJK, emoji and RTL text split into byte tokens
 and incremental detokenization yields empty deltas mid-character), with the family's single-token
-markers added: special ones as special tokens, the rest as added tokens with `special=False`.
+markers added: special ones as special tokens, the rest as added tokens with `special=False` (and its
+template's turn tokens, `Family.prompt_tokens`, as special tokens after them).
 There, payload text (narration, reasoning, arguments) is encoded with the BPE model alone, so a
 marker quoted inside an argument becomes ordinary tokens, as a model emits it.
 """
@@ -65,6 +66,9 @@ def synthetic_tokenizer(family: Family) -> Tokenizer:
     tokenizer.train_from_iterator([_CORPUS * 4, family.corpus], trainer)
     tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in family.special_tokens])
     tokenizer.add_tokens([AddedToken(t, special=False, normalized=False) for t in family.added_tokens])
+    # the template's turn tokens last, so that adding them leaves every output's ids as they were
+    prompt_only = [t for t in family.prompt_tokens if t not in family.markers]
+    tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in prompt_only])
     return tokenizer
 
 
@@ -151,7 +155,8 @@ def _identity(family: Family) -> object:
     vocabulary = family.graded_vocabulary
     if vocabulary:
         return [vocabulary.label, vocabulary.package.sha256, vocabulary.renamed, vocabulary.extra_special]
-    return [SYNTHETIC, _CORPUS, VOCAB_SIZE, family.corpus, family.special_tokens, family.added_tokens]
+    return [SYNTHETIC, _CORPUS, VOCAB_SIZE, family.corpus, family.special_tokens, family.added_tokens,
+            family.prompt_tokens]
 
 
 def _ids_and_pieces(stream: TokenStream) -> tuple[tuple[int, ...], tuple[str, ...]]:

@@ -63,8 +63,29 @@ class IgnoresToolChoice(Defect):
         return Machine(grammar(family.name), family.reasoning, dataclasses.replace(context, tool_choice="auto"))
 
 
+class _LooksBackThroughPrompt(Machine):
+    """Where the last reasoning marker in the prompt is a closer, takes reasoning to be over before the output starts
+    and reads all of it as content, think block and all, as a server does whose reasoning parser scans the prompt
+    back without stopping at the current turn (vLLM's `is_reasoning_end`): calls are still parsed."""
+
+    def __init__(self, grammar: Grammar, reasoning: ReasoningStyle | None, context: RequestContext) -> None:
+        tail = context.prompt_tail
+        ended = reasoning is not None and tail.rfind(reasoning.closer) > tail.rfind(reasoning.opener)
+        super().__init__(grammar, None if ended else reasoning, context)
+
+
+class ReadsPromptsLastCloser(Defect):
+    """Takes an earlier turn's closer in the prompt to end the new turn's reasoning (vLLM #32490, #54089)."""
+
+    family = "kimi_k2"
+
+    def machine(self, family: Family, context: RequestContext) -> Machine:
+        return _LooksBackThroughPrompt(grammar(family.name), family.reasoning, context)
+
+
 V3: dict[str, Defect] = {
     "keeps_state_in_module_global": KeepsStateInModuleGlobal(),
     "assumes_thinking_without_flag": AssumesThinkingWithoutFlag(),
     "ignores_tool_choice": IgnoresToolChoice(),
+    "reads_prompts_last_closer": ReadsPromptsLastCloser(),
 }
