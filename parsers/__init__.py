@@ -11,8 +11,35 @@ import importlib
 from typing import Any
 
 from contract.cases.family import Family, ReasoningStyle, ResponseTemplate, Sample
-from contract.cases.model import Chunk, Delta, Message, RequestContext, Tool, ToolCall, ToolCallDelta
-from contract.grading.adapter import Engine, EngineRepro, ParserFactory, ParserUnderTest, StreamSession
+from contract.cases.forced import (
+    ForcedText,
+    TaggedCalls,
+    UnwritableText,
+    Written,
+    calls_end,
+    reasoning_end,
+    shape_of_schema,
+    tagged_calls,
+)
+from contract.cases.model import (
+    Chunk,
+    Delta,
+    Message,
+    NamedChoice,
+    RequestContext,
+    Tool,
+    ToolCall,
+    ToolCallDelta,
+    choice_json,
+    forced,
+)
+from contract.grading.adapter import (
+    Engine,
+    EngineRepro,
+    ParserFactory,
+    ParserUnderTest,
+    StreamSession,
+)
 from contract.grading.pipeline import Coverage, Pipeline, coverage, kept_in_content, mapping
 from contract.streams.tokenizer import encode_markup, family_tokenizer, family_tokenizer_file
 
@@ -26,6 +53,10 @@ __all__ = [
     # what a parser is handed and returns (contract.cases.model, contract.cases.family)
     "Family", "ReasoningStyle", "ResponseTemplate", "Sample",
     "Chunk", "Delta", "Message", "RequestContext", "Tool", "ToolCall", "ToolCallDelta",
+    # the tool_choice a request sends, and what a forced one has the model write (contract.cases.model, .forced)
+    "NamedChoice", "choice_json", "forced", "ForcedText", "TaggedCalls", "UnwritableText", "Written", "shape_of_schema", "tagged_calls", "reasoning_end", "calls_end",
+    # what a model writes under a structural tag, checked with xgrammar (parsers.structural_tags), loaded when used
+    "written_under",
     # a server's parser pairs and the registry's coverage (contract.grading.pipeline)
     "Coverage", "Pipeline", "coverage", "kept_in_content", "mapping",
     # tokenizers of the current vocabulary tier (contract.streams.tokenizer, parsers.hf)
@@ -42,4 +73,6 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     if name == "assemble":
         return importlib.import_module("contract.grading.assembly").assemble
+    if name == "written_under":  # xgrammar's verdicts, which only the engines that install it use
+        return importlib.import_module("parsers.structural_tags").written_under
     raise AttributeError(f"module 'parsers' has no attribute {name!r}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contract.cases.model import RequestContext
+from contract.cases.model import RequestContext, choice_json
 
 USER = {"role": "user", "content": "Please help."}  # the conversation when the case brings no history
 
@@ -41,7 +41,7 @@ def chat_request(context: RequestContext, *, model: str | None = "graded",
     request.update(
         messages=messages(context),
         tools=[t.openai() for t in context.tools] or None,
-        tool_choice=context.tool_choice if context.tools else choice_without_tools,
+        tool_choice=choice_json(context.tool_choice) if context.tools else choice_without_tools,
         chat_template_kwargs=thinking_flags(context),
         **parallel_flag(context),
     )

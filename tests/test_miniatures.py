@@ -16,6 +16,7 @@ from grading_run import Run, grade
 
 from contract.cases.catalog import Call, Content, Reasoning, Stray, Style, Truncation, case
 from contract.cases.family import Sample
+from contract.cases.model import forced
 from contract.cases.rendering import Kind
 from contract.grading.checks import INCREMENTAL_BOUND, INCREMENTAL_MODES
 from contract.streams.chunking import mode
@@ -256,6 +257,11 @@ def stale_closer_in_prompt(s: Sample, mode: str) -> bool:
     return style is not None and reasons and tail.rfind(style.closer) > tail.rfind(style.opener)
 
 
+def forced_call(s: Sample, mode: str) -> bool:
+    """A call written under a forced tool_choice ("required" or a named function)."""
+    return forced(s.context.tool_choice) and bool(s.scenario.calls)
+
+
 def interleaved(s: Sample, mode: str) -> bool:
     """Its global is the whole machine state: the partner request switches it whatever the case writes."""
     return mode == "concurrent"
@@ -299,6 +305,7 @@ ORACLES: dict[str, tuple[Callable[[Sample, str], bool], str]] = {
     "assumes_thinking_without_flag": (thinking_flag_absent, "fail"),
     "ignores_tool_choice": (no_tool_chosen, "fail"),
     "reads_prompts_last_closer": (stale_closer_in_prompt, "fail"),
+    "reads_markup_under_json_constraint": (forced_call, "fail"),
 }
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from .model import RequestContext, Tool
+from .model import NamedChoice, RequestContext, Tool
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,7 @@ class Rule(Enum):
     TRUNCATED_NAME = "truncated_name"  # a call cut inside its name: the complete calls, nothing of the cut one
     NO_TOOL_CHOSEN = "no_tool_chosen"  # tool_choice "none": whatever the model writes, no call is returned
     ONE_CALL_ASKED = "one_call_asked"  # parallel_tool_calls false: the first call, or every call as written
+    FORCED_FUNCTION = "forced_function"  # a named tool_choice: the call, finished "tool_calls" or (as OpenAI) "stop"
 
 
 # filled by each family, see Family.placeholders: `markers` (marker text for an argument), `opener`/`closer`
@@ -532,6 +533,22 @@ REQUEST_VARIANTS = (
          "tool_choice \"none\" the server must not call a tool (OpenAI: the model \"will not call any tool and "
          "instead generates a message\"), and a model can still write a call", rule=Rule.NO_TOOL_CHOSEN, version=3,
          variant_of="tool.single"),
+    Case("tool.choice_required", "tool", "one call written under tool_choice \"required\"",
+         _scenario(PARIS).with_context(tool_choice="required"),
+         "the call, no content, finish_reason tool_calls (as tool.single), from the text the engine's constraint has "
+         "the model write: its own markup, or the generic JSON array an engine's schema asks for",
+         "the call lost, returned as content or as an empty list, or the request failed, when the client forces a "
+         "call: a forced choice takes another extraction path than \"auto\", and where the engine constrains the "
+         "output to a generic JSON shape, that shape is what the model writes (vLLM #53363, #49216, #55754; Dynamo "
+         "#9804)", version=3, variant_of="tool.single"),
+    Case("tool.choice_named", "tool", "one call written under a tool_choice naming its function",
+         _scenario(PARIS).with_context(tool_choice=NamedChoice("get_weather")),
+         "the call, no content; finish_reason tool_calls, or stop as OpenAI answers a named choice; from the text the "
+         "engine's constraint has the model write (its own markup, a JSON array of calls, or the arguments alone)",
+         "the call lost or its arguments mangled when the client names the function to call: a named choice takes "
+         "another extraction path than \"auto\", and where the engine constrains the output to the function's "
+         "parameters, the arguments object alone is what the model writes (vLLM #50477; Dynamo #13240)",
+         rule=Rule.FORCED_FUNCTION, version=3, variant_of="tool.single"),
     Case("tool.parallel_disabled", "tool", "two calls written although the request says parallel_tool_calls false",
          _scenario(PARIS, TOKYO_TIME).with_context(parallel_tool_calls=False),
          "the first call alone (the second dropped whole, none of its markup in content), or both calls as written",

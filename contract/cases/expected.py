@@ -176,6 +176,10 @@ def derive(case: Case, scenario: Scenario, rendered: Rendered, stop: str, make_i
                       if s.kind is Kind.ARGUMENTS and s.call is not None and s.call > 0)
         return Expected((*outcome("the first call alone", calls[:1], dropped=later),
                          *outcome("every call, as the model wrote them", calls)))
+    if case.rule is Rule.FORCED_FUNCTION:
+        called = outcome("the call", calls)
+        return Expected((*called, *(dataclasses.replace(o, label=f"{o.label}, finished as OpenAI answers a named "
+                                                        "choice", finish_reason="stop") for o in called)))
     if case.rule is Rule.TRUNCATED_NAME:
         return Expected(outcome("the complete calls; the cut one dropped", calls[:-1]))
     if case.rule is Rule.MALFORMED_ARGUMENTS:

@@ -28,6 +28,7 @@ from .catalog import (
     Truncation,
 )
 from .expected import Expected, NativeId, derive, generation_stop, native_id, reasoning_kept_in_content
+from .forced import Written, forced_rendering
 from .model import RequestContext
 from .rendering import Kind, Rendered, Role, Span, TextBuilder, truncate
 
@@ -139,6 +140,11 @@ class Sample:
     @property
     def context(self) -> RequestContext:
         return self.scenario.context
+
+    def written_as(self, shape: Written) -> Sample:
+        """The sample as the model writes it under a forced choice whose constraint asks for `shape` (its calls and
+        expected message unchanged)."""
+        return dataclasses.replace(self, rendered=forced_rendering(self.rendered, self.scenario.calls, shape))
 
     def with_reasoning_in_content(self, style: ReasoningStyle) -> Sample:
         """The sample as graded for a parser that keeps the think block in content (MiniMax append-think)."""

@@ -26,6 +26,29 @@ class Tool:
 
 
 @dataclass(frozen=True)
+class NamedChoice:
+    """`tool_choice` naming the one function the model must call."""
+
+    name: str
+
+    def openai(self) -> dict[str, Any]:
+        return {"type": "function", "function": {"name": self.name}}
+
+
+ToolChoice = str | NamedChoice  # "auto", "none", "required", or a named function
+
+
+def choice_json(choice: ToolChoice) -> str | dict[str, Any]:
+    """The `tool_choice` value as a client sends it."""
+    return choice.openai() if isinstance(choice, NamedChoice) else choice
+
+
+def forced(choice: ToolChoice) -> bool:
+    """Whether the choice obliges the model to call a tool ("required", or a named function)."""
+    return choice == "required" or isinstance(choice, NamedChoice)
+
+
+@dataclass(frozen=True)
 class RequestContext:
     """What the request tells the parser besides the model text.
 
@@ -36,7 +59,7 @@ class RequestContext:
     """
 
     tools: tuple[Tool, ...] = ()
-    tool_choice: str = "auto"
+    tool_choice: ToolChoice = "auto"
     thinking: bool | None = True
     prompt_tail: str = ""
     history: tuple[dict[str, Any], ...] = ()
@@ -48,7 +71,7 @@ class RequestContext:
     def to_json(self) -> dict[str, Any]:
         return {
             "tools": [t.openai() for t in self.tools],
-            "tool_choice": self.tool_choice,
+            "tool_choice": choice_json(self.tool_choice),
             "thinking": self.thinking,
             "prompt_tail": self.prompt_tail,
             "history": list(self.history),

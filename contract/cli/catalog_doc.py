@@ -25,6 +25,7 @@ from contract.cases.catalog import (
     Truncation,
 )
 from contract.cases.family import Family, NotApplicable
+from contract.cases.model import choice_json
 from contract.grading.checks import INCREMENTAL_BOUND, INCREMENTAL_MODES
 from contract.streams.interleave import NOT_INTERLEAVED, PARTNERS
 from fixtures import all_families
@@ -96,6 +97,7 @@ OUTCOMES = {
     Rule.TRUNCATED_NAME: "one outcome only: the calls before the cut; no call named by the fragment",
     Rule.NO_TOOL_CHOSEN: "one outcome only: no call, the raw text (after any reasoning) as content",
     Rule.ONE_CALL_ASKED: "the first call alone (the others dropped whole), or every call as written",
+    Rule.FORCED_FUNCTION: "the call, finished tool_calls, or stop as OpenAI answers a named choice",
 }
 
 
@@ -131,7 +133,7 @@ def scenario_text(case: Case) -> str:
     if scenario.context.thinking is None:
         parts.append("the request sends no thinking flag")
     if scenario.context.tool_choice != "auto":
-        parts.append(f"the request sends tool_choice {_value(scenario.context.tool_choice)}")
+        parts.append(f"the request sends tool_choice {_value(choice_json(scenario.context.tool_choice))}")
     if not scenario.context.parallel_tool_calls:
         parts.append("the request sends parallel_tool_calls false")
     if case.variant_of:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import hashlib
 import importlib
 import inspect
@@ -34,13 +35,14 @@ from contract import expectations
 from contract.cases import expected, model
 from contract.cases.catalog import case
 from contract.cases.family import REAL, TIERS, Family, Sample, in_tier
+from contract.cases.forced import UnwritableText
 from contract.cases.model import Chunk, Message
 from contract.grading import assembly, checks, compare
 from contract.grading.adapter import Engine, EngineRepro, ParserUnderTest, engine_module
 from contract.grading.cell import Cell
 from contract.grading.cell_id import EXAMPLE, parse_cell_id
 from contract.grading.concurrency import grade_concurrent, token_by_token
-from contract.grading.grader import partner_case
+from contract.grading.grader import as_graded, as_written, partner_case
 from contract.grading.record import CellRecord
 from contract.grading.subject import Subject, grade
 from contract.run.plan import plan
@@ -139,8 +141,14 @@ def replay(cell: Cell, hypothesis_profile: str = CI, tier: str = REAL) -> Replay
         raise SystemExit(f"repro: {engine}")
     families = in_tier(all_families(), tier)
     family = families[cell.family or ""]
-    sample = _graded_sample(engine, cell, family, cell.case)
     parser = engine.factories[cell.parser_name](family)
+    sample = _graded_sample(engine, cell, family, cell.case)
+    try:
+        sample, _ = as_written(sample, "", parser)
+    except UnwritableText as exc:
+        raise SystemExit(f"repro: {cell.id}: no standalone repro, the text graded is not known: {exc}") from None
+    except Exception:  # noqa: BLE001 - the server refused the forced request: the repro sends it and shows that
+        pass
     stream = family_stream(family, sample.rendered)
     subject = RecordingSubject(parser, family, sample, stream)
     if mode(cell.mode).isolation:
@@ -161,9 +169,7 @@ def _graded_sample(engine: Engine, cell: Cell, family: Family, case_id: str) -> 
     sample = family.sample(case(case_id))
     if not isinstance(sample, Sample):
         raise SystemExit(f"repro: {cell.id}: {case_id} is not graded ({type(sample).__name__}): nothing to reproduce")
-    if cell.parser_name in engine.reasoning_in_content and family.reasoning:
-        sample = sample.with_reasoning_in_content(family.reasoning)
-    return sample
+    return as_graded(sample, engine, dataclasses.replace(cell, case=case_id), family)[0]
 
 
 def _replay_concurrent(cell: Cell, engine: Engine, families: dict[str, Family], subject: Subject) -> Replayed:
@@ -526,7 +532,8 @@ def verify(results: Path, known_broken: int, passing: int, out: Path) -> int:
     interleaved = [c for c in passed if mode(c.mode).isolation]
     concurrent_slot = 1 if interleaved and passing > 1 else 0  # one of the passing repros is a concurrent cell's
     alone = _spread([c for c in passed if not mode(c.mode).isolation], passing - concurrent_slot)
-    sample = ([("xfail", c) for c in _spread([c for c in cells if c.outcome == "xfail"], known_broken)]
+    known = [c for c in cells if c.outcome == "xfail" and not _unwritable(c)]
+    sample = ([("xfail", c) for c in _spread(known, known_broken)]
               + [("pass", c) for c in alone + _spread(interleaved, passing - len(alone))])
     wrong = 0
     with ThreadPoolExecutor(max_workers=2) as runner:  # a repro imports its engine afresh: run two at once
@@ -549,6 +556,11 @@ def verify(results: Path, known_broken: int, passing: int, out: Path) -> int:
             print(textwrap.indent((done.stdout + done.stderr)[-3000:], "    "))
     print(f"{len(sample) - wrong} of {len(sample)} repros behave as their cells were recorded ({out})")
     return 1 if wrong else 0
+
+
+def _unwritable(record: CellRecord) -> bool:
+    """A cell whose forced choice's text could not be derived: it has no standalone repro."""
+    return any(f.check == "error" and f.detail.startswith(f"{UnwritableText.__name__}:") for f in record.failures)
 
 
 def _raised(stderr: str, record: CellRecord) -> bool:

@@ -36,6 +36,10 @@ class StreamSession(Protocol):
 
 
 class ParserUnderTest(Protocol):
+    """A parser as its server runs it. Where the engine constrains what the model writes under a forced
+    `tool_choice`, the parser also has `forced_text(sample) -> Written` (the shape of that text; without it the
+    family's own markup is graded); an error there (the server refusing the request) is the cell's error."""
+
     def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message: ...
 
     def open_stream(self, context: RequestContext) -> StreamSession: ...

@@ -36,15 +36,17 @@ class StreamRun:
 
 
 def expected(wanted: Expected, observed: Message) -> tuple[list[Failure], list[str], ExpectedMessage]:
-    """Match against the acceptable outcomes; returns failures, notes and the outcome judged against."""
+    """Match against the acceptable outcomes; returns failures, notes and the outcome judged against (of those
+    that match, the first whose finish_reason is the observed one: outcomes may differ in it alone)."""
     outcomes = wanted.outcomes
-    for outcome in outcomes:
-        verdict = matches(outcome, observed)
-        if verdict.ok:
-            notes = list(verdict.notes)
-            if len(outcomes) > 1:
-                notes.append(f"acceptable outcome: {outcome.label}")
-            return [], notes, outcome
+    matching = [(outcome, verdict) for outcome in outcomes if (verdict := matches(outcome, observed)).ok]
+    if matching:
+        outcome, verdict = next(((o, v) for o, v in matching if observed.finish_reason in (None, o.finish_reason)),
+                                matching[0])
+        notes = list(verdict.notes)
+        if len(outcomes) > 1:
+            notes.append(f"acceptable outcome: {outcome.label}")
+        return [], notes, outcome
     verdict = matches(wanted.preferred, observed)
     failures = [Failure("expected", p) for p in verdict.problems]
     if len(outcomes) > 1:

@@ -16,6 +16,8 @@ from typing import Any
 
 from ..cases.catalog import Case, case
 from ..cases.family import Family, NotApplicable, Sample, Unimplemented
+from ..cases.forced import ForcedText
+from ..cases.model import forced
 from ..streams.chunking import Mode, deterministic_chunkings, mode
 from ..streams.profiles import profile
 from ..streams.tokenizer import TokenStream, family_stream
@@ -44,10 +46,10 @@ class Grader:
     _engines: dict[str, Engine | str] = field(default_factory=dict)
     _parsers: dict[tuple[str, str], ParserUnderTest | BaseException] = field(default_factory=dict)
     _positions: dict[tuple[str, str], Sample | NotApplicable | Unimplemented] = field(default_factory=dict)
-    _streams: dict[tuple[str, str], TokenStream] = field(default_factory=dict)
+    _streams: dict[tuple[str, str, str], TokenStream] = field(default_factory=dict)
     _subjects: dict[tuple[str, str], Subject] = field(default_factory=dict)
     _partners: dict[tuple[str, str], Subject] = field(default_factory=dict)  # the concurrent mode's partner requests
-    _reference_cpus: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    _reference_cpus: dict[tuple[str, str, str, str], float] = field(default_factory=dict)
     samples: dict[str, dict[str, Any]] = field(default_factory=dict)  # sample key -> entry, as graded here
     spent_s: float = 0.0  # CPU time the parsers under test actually spent (a run shared by cells counts once)
 
@@ -88,7 +90,7 @@ class Grader:
         return self._positions[key]
 
     def _stream(self, family: Family, sample: Sample) -> TokenStream:
-        key = (family.name, sample.case.id)
+        key = (family.name, sample.case.id, sample.text)  # the text: a forced choice's shape rewrites it
         if key not in self._streams:
             self._streams[key] = family_stream(family, sample.rendered)
         return self._streams[key]
@@ -125,9 +127,8 @@ class Grader:
         sample = self._position(family, the_case)
         assert isinstance(sample, Sample)
         engine = self.engine(cell.engine)
-        sample, variant = _as_graded(sample, engine, cell, family)
-        stream = self._stream(family, sample)
-        record["sample"] = self._sample_entry(sample, stream, variant)
+        sample, variant = as_graded(sample, engine, cell, family)
+        record["sample"] = self._sample_entry(sample, self._stream(family, sample), variant)
         if isinstance(engine, str):
             record.update(outcome="skip", reason=engine)
             return
@@ -137,6 +138,8 @@ class Grader:
             return
         if isinstance(parser, BaseException):
             raise parser
+        sample, variant = as_written(sample, variant, parser)
+        record["sample"] = self._sample_entry(sample, self._stream(family, sample), variant)
         announce(record)
         subject = self._subject(cell, parser, family, sample)
         subject.cpu_s.update(parse=0.0, stream=0.0)
@@ -173,7 +176,7 @@ class Grader:
             self._partners.clear()  # one parser's at a time, as its groups are graded
             sample = self._position(family, case(partner))
             assert isinstance(sample, Sample)
-            sample, _ = _as_graded(sample, engine, dataclasses.replace(cell, case=partner), family)
+            sample, _ = as_graded(sample, engine, dataclasses.replace(cell, case=partner), family)
             self._partners[key] = Subject(parser, family, sample, self._stream(family, sample), self.progress)
         return self._partners[key]
 
@@ -189,7 +192,7 @@ class Grader:
     def _reference_cpu(self, subject: Subject, the_mode: Mode) -> float:
         """CPU seconds the reference parser of the subject's family needs for the same input in that mode
         (measured once per input in this worker, whichever parsers of the family it is set against)."""
-        key = (subject.family.name, subject.sample.case.id, the_mode.name)
+        key = (subject.family.name, subject.sample.case.id, subject.sample.text, the_mode.name)
         if key not in self._reference_cpus:
             reference = self.engine("reference")
             assert isinstance(reference, Engine), reference
@@ -213,12 +216,24 @@ def partner_case(cell: Cell, families: Mapping[str, Family]) -> str | None:
     return None
 
 
-def _as_graded(sample: Sample, engine: Engine | str, cell: Cell, family: Family) -> tuple[Sample, str]:
+def as_graded(sample: Sample, engine: Engine | str, cell: Cell, family: Family) -> tuple[Sample, str]:
     """The sample as the cell's parser is graded on it, and its variant: append-think parsers keep the think
     block in content."""
     if isinstance(engine, Engine) and cell.parser_name in engine.reasoning_in_content and family.reasoning:
         return sample.with_reasoning_in_content(family.reasoning), REASONING_IN_CONTENT
     return sample, ""
+
+
+def as_written(sample: Sample, variant: str, parser: ParserUnderTest) -> tuple[Sample, str]:
+    """The sample as the model writes it for this parser: under a forced tool_choice, in the shape the parser's
+    engine constrains the output to (`ParserUnderTest.forced_text`; native where the adapter does not say)."""
+    if not forced(sample.context.tool_choice):
+        return sample, variant
+    written_in = getattr(parser, "forced_text", None)
+    shape = written_in(sample) if written_in is not None else ForcedText.NATIVE
+    if shape is ForcedText.NATIVE:
+        return sample, variant
+    return sample.written_as(shape), "+".join(filter(None, (variant, shape.variant)))
 
 
 def _record_graded(the_case: Case, graded: Graded, record: dict[str, Any]) -> None:

@@ -139,6 +139,7 @@ def every_draw(families: Iterable[Family], tiers: Iterable[str]) -> list[Draw]:
     """The draws of every Sample of these families in these vocabulary tiers (both tiers: one store)."""
     from ..cases.catalog import CATALOG
     from ..cases.family import Sample
+    from ..cases.forced import shapes_for
     from .tokenizer import family_stream
 
     draws: dict[tuple[str, Draw], None] = {}
@@ -148,10 +149,12 @@ def every_draw(families: Iterable[Family], tiers: Iterable[str]) -> list[Draw]:
                 sample = family.sample(the_case)
                 if not isinstance(sample, Sample):
                     continue
-                stream = family_stream(family, sample.rendered)
-                for name in GENERATED:
-                    draws[(tier, draw_of(family.name, the_case.id, mode(name), sample.text, stream,
-                                         family.markers))] = None
+                for shape in shapes_for(sample.context.tool_choice):
+                    written = sample.written_as(shape)
+                    stream = family_stream(family, written.rendered)
+                    for name in GENERATED:
+                        draws[(tier, draw_of(family.name, the_case.id, mode(name), written.text, stream,
+                                             family.markers))] = None
     return list(dict.fromkeys(draw for _, draw in draws))
 
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
-from contract.cases.family import Family, ReasoningStyle
-from contract.cases.model import RequestContext
+from contract.cases.family import Family, ReasoningStyle, Sample
+from contract.cases.forced import ForcedText
+from contract.cases.model import NamedChoice, RequestContext
 from parsers.reference.families import grammar
 from parsers.reference.machine import Grammar, Machine, State
 
-from .defects import Defect
+from .defects import Defect, Miniature
 
 _SHARED: dict[str, State] = {}  # the module global every session reads and writes
 
@@ -83,9 +85,27 @@ class ReadsPromptsLastCloser(Defect):
         return _LooksBackThroughPrompt(grammar(family.name), family.reasoning, context)
 
 
+@dataclass(frozen=True)
+class _ConstrainedToJson(Miniature):
+    """A server whose forced tool_choice constrains the output to a generic JSON shape: the array of calls, or a
+    named choice's arguments alone."""
+
+    def forced_text(self, sample: Sample) -> ForcedText:
+        return ForcedText.JSON_ARGUMENTS if isinstance(sample.context.tool_choice, NamedChoice) else ForcedText.JSON_CALLS
+
+
+class ReadsMarkupUnderJsonConstraint(Defect):
+    """Runs the family's markup parser on the JSON its own constraint had the model write under a forced choice,
+    where the server should parse that JSON: the calls come out as content (vLLM #53363, Dynamo #9804)."""
+
+    family = "kimi_k2"
+    miniature = _ConstrainedToJson
+
+
 V3: dict[str, Defect] = {
     "keeps_state_in_module_global": KeepsStateInModuleGlobal(),
     "assumes_thinking_without_flag": AssumesThinkingWithoutFlag(),
     "ignores_tool_choice": IgnoresToolChoice(),
     "reads_prompts_last_closer": ReadsPromptsLastCloser(),
+    "reads_markup_under_json_constraint": ReadsMarkupUnderJsonConstraint(),
 }
