@@ -28,9 +28,12 @@ from parsers import (
     Delta,
     Engine,
     Family,
+    ForcedText,
     Message,
     Pipeline,
     RequestContext,
+    Sample,
+    choice_json,
     coverage,
     encode_markup,
     family_tokenizer,
@@ -38,6 +41,7 @@ from parsers import (
     kept_in_content,
     messages,
     parallel_flag,
+    shape_of_schema,
     thinking_flags,
 )
 
@@ -73,7 +77,7 @@ def request_json(model: str, context: RequestContext, replay: str) -> dict[str, 
         "chat_template_kwargs": {**thinking_flags(context), "prompt_tail": context.prompt_tail, "replay": replay},
     }
     if context.tools:
-        request.update(tools=[t.openai() for t in context.tools], tool_choice=context.tool_choice)
+        request.update(tools=[t.openai() for t in context.tools], tool_choice=choice_json(context.tool_choice))
     return {**request, **parallel_flag(context)}
 
 
@@ -110,6 +114,12 @@ class DynamoParser:
         frontend loads the model's tokenizer, which would read as that parser's slowness."""
         _frontend().serve(ModelSpec(self.name, self.pipeline.tool, self.pipeline.reasoning,
                                     str(family_tokenizer_file(self.family))))
+
+    def forced_text(self, sample: Sample) -> ForcedText:
+        """What a forced tool_choice has the model write: the JSON the frontend's guided decoding asks the worker
+        for, or the family's markup (a native structural tag, or no constraint)."""
+        guided = _frontend().guided_decoding(lambda key: request_json(self.name, sample.context, key)) or {}
+        return shape_of_schema(guided["json"]) if guided.get("json") is not None else ForcedText.NATIVE
 
     def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
         ids = token_ids if token_ids is not None else tuple(encode_markup(family_tokenizer(self.family), text))

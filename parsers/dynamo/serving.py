@@ -34,7 +34,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,12 @@ HOST = "127.0.0.1"
 EOS_ID = 999_999  # Dynamo requires an eos id; one no replay ever emits
 CHAT_TEMPLATE = "{{ replay }}\n{{ prompt_tail }}"
 REPLAYS = "replays"  # under the server's root: each replay payload, named by its sha256
+CONSTRAINTS = "constraints"  # under the server's root: what a probe's worker received as its guided decoding
+# what a worker started with no `--dyn-structural-tag` publishes (ai-dynamo 1.6.1 `StructuralTagConfig()`, which
+# dynamo/vllm/main.py hands `ModelRuntimeConfig.set_structural_tag`): structural tags on, for every request
+WORKER_STRUCTURAL_TAG = {"scope": "always", "schema": "auto", "allow_tool_calls_with_structured_output": False,
+                         "exclude_special_tokens": None, "reasoning_boundary": "auto", "tool_arguments_any_order": False}
+PROBE = json.dumps({"steps": [], "finish": "stop", "probe": True}, separators=(",", ":")).encode()  # generates nothing
 STARTUP_S = 600.0  # waiting for the subprocess to serve every model (start-up only, never a verdict)
 SERVE_FLAG = "--dynamo-serve"  # argv of the server process: this file (or a repro inlining it), the flag, the spec
 
@@ -123,7 +129,11 @@ async def _serve(port: int, root: Path) -> None:
             tokenizers[path] = Tokenizer.from_file(path)
         tokenizer = tokenizers[path]
         prompt = tokenizer.decode(request["token_ids"], skip_special_tokens=False)
-        replay = json.loads((root / REPLAYS / f"{prompt.split(chr(10), 1)[0].strip()}.json").read_bytes())
+        key = prompt.split(chr(10), 1)[0].strip()
+        replay = json.loads((root / REPLAYS / f"{key}.json").read_bytes())
+        if replay.get("probe"):
+            guided = (request.get("sampling_options") or {}).get("guided_decoding")
+            (root / CONSTRAINTS / f"{key}.json").write_text(json.dumps(guided))
         for step in replay["steps"]:
             ids = step["ids"] if "ids" in step else tokenizer.encode(step["text"], add_special_tokens=False).ids
             yield {"token_ids": ids}
@@ -137,6 +147,7 @@ async def _serve(port: int, root: Path) -> None:
         config = ModelRuntimeConfig()
         config.tool_call_parser = spec.tool
         config.reasoning_parser = spec.reasoning
+        config.set_structural_tag(WORKER_STRUCTURAL_TAG)
         directory = root / "models" / spec.name
         write_model_dir(directory, spec)
         await register_model(ModelInput.Tokens, ModelType.Chat, endpoint, str(directory), spec.name,
@@ -216,6 +227,7 @@ class Frontend:
         self.models: dict[str, ModelSpec] = {}
         self._replays: set[str] = set()  # the keys of the replays written
         (self.root / REPLAYS).mkdir()
+        (self.root / CONSTRAINTS).mkdir()
         spec = self.root / "spec.json"
         spec.write_text(json.dumps({"port": self.port, "root": str(self.root)}))
         self.log = (self.root / "server.log").open("w+b")
@@ -271,6 +283,19 @@ class Frontend:
             (self.root / REPLAYS / f"{key}.json").write_bytes(payload)
             self._replays.add(key)
         return key
+
+    def guided_decoding(self, request: Callable[[str], dict[str, Any]]) -> Any:
+        """The constraint (`sampling_options.guided_decoding`) the frontend sends its worker for the request
+        `request(key)` builds around a replay key: asked with a probe that generates nothing, whose worker writes
+        down what it received (one probe at a time per server)."""
+        key = hashlib.sha256(PROBE).hexdigest()
+        if key not in self._replays:
+            (self.root / REPLAYS / f"{key}.json").write_bytes(PROBE)
+            self._replays.add(key)
+        answer = self.root / CONSTRAINTS / f"{key}.json"
+        answer.unlink(missing_ok=True)
+        self.chat(request(key))
+        return json.loads(answer.read_text())
 
     def _connection(self) -> http.client.HTTPConnection:
         return http.client.HTTPConnection(HOST, self.port, timeout=None)

@@ -22,14 +22,19 @@ from parsers import (
     Delta,
     Engine,
     Family,
+    ForcedText,
     Message,
     Pipeline,
     RequestContext,
+    Sample,
+    Written,
     chat_request,
+    choice_json,
     coverage,
     encode_markup,
     family_tokenizer,
     kept_in_content,
+    written_under,
 )
 
 from .serving import MODEL, Server, Stream, hf_tokenizer
@@ -43,7 +48,7 @@ def engine_tokenizer(family: Family) -> Any:
 
 def request_json(context: RequestContext) -> dict[str, Any]:
     """The chat request a client would send for this case, as JSON (its `tool_choice` even without tools)."""
-    return chat_request(context, model=MODEL, choice_without_tools=context.tool_choice)
+    return chat_request(context, model=MODEL, choice_without_tools=choice_json(context.tool_choice))
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,13 @@ class LmdeployParser:
 
     def output_ids(self, text: str, token_ids: tuple[int, ...] | None) -> list[int]:
         return list(token_ids) if token_ids is not None else encode_markup(family_tokenizer(self.family), text)
+
+    def forced_text(self, sample: Sample) -> Written:
+        """A named function is not constrained (the server only drops calls to other names): the family's markup.
+        "required" is constrained to the structural tag xgrammar builds for the tool parser (the request's
+        `response_format`), which decides the text (`parsers.structural_tags`)."""
+        tag = self.server.prepare(request_json(sample.context)).parser.request.response_format
+        return ForcedText.NATIVE if tag is None else written_under(tag, sample, "lmdeploy")
 
     def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
         return self.server.parse(request_json(context), self.prompt_ids(context), self.output_ids(text, token_ids),

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest
+from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest, LegacyStructuralTagResponseFormat
 from sglang.srt.function_call.function_call_parser import FunctionCallParser
 from sglang.srt.parser.reasoning_parser import ReasoningParser
 from sglang.srt.parser.response_template import (
@@ -29,14 +29,20 @@ from parsers import (
     Delta,
     Engine,
     Family,
+    ForcedText,
     Message,
     Pipeline,
     RequestContext,
+    Sample,
+    TaggedCalls,
+    Written,
     chat_request,
     coverage,
     hf_template_tokenizer,
     hf_tokenizer,
     kept_in_content,
+    shape_of_schema,
+    written_under,
 )
 
 from .serving import Server, Stream
@@ -79,6 +85,22 @@ class SglangParser:
     def request(self, context: RequestContext) -> ChatCompletionRequest:
         """The client's request as the server holds it after rendering the prompt."""
         return self.server.render(ChatCompletionRequest(**request_json(context)), self.prompt(context))
+
+    def forced_text(self, sample: Sample) -> Written:
+        """What the server's constraint has the model write under a forced choice: the JSON its schema asks for,
+        a legacy structural tag's literal around each call's arguments, or the family's markup (a model-native
+        tag, GLM-4.7's grammar, or a detector that parses required natively and is not constrained)."""
+        request = self.request(sample.context)
+        kind, value = self.server.constraint(request) or (None, None)
+        if kind == "json_schema":
+            return shape_of_schema(value)
+        if isinstance(value, LegacyStructuralTagResponseFormat):
+            return TaggedCalls(tuple((tool.function.name, tag.begin, tag.end)
+                                     for tool, tag in zip(request.tools or (), value.structures, strict=True)))
+        if kind == "structural_tag":  # with a reasoning parser the grammar waits for the reasoning's end
+            return written_under(value.model_dump(mode="json", by_alias=True), sample, "SGLang",
+                                 after_reasoning=self.pipeline.reasoning is not None)
+        return ForcedText.NATIVE
 
     def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
         return self.server.parse(self.request(context), self.template_forces(context), text, stop)

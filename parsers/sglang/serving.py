@@ -31,8 +31,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest
+import orjson
+from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest, ToolChoice
 from sglang.srt.function_call.function_call_parser import FunctionCallParser
+from sglang.srt.function_call.json_array_parser import JsonArrayParser
+from sglang.srt.function_call.utils import get_json_schema_constraint
 from sglang.srt.parser.reasoning_parser import IQuestQ1ReasoningDetector, ReasoningParser
 from sglang.srt.parser.response_template import (
     ResponseTemplateReasoningDetector,
@@ -53,6 +56,11 @@ def answer_started(reasoner: Any) -> bool:
     """`_answer_started`: the output opened the answer a template grammar admits instead of calls."""
     detector = getattr(reasoner, "detector", None)
     return isinstance(detector, ResponseTemplateReasoningDetector) and detector.answer_started
+
+
+def forced(request: ChatCompletionRequest) -> bool:
+    """`is_required`: the request forces a call ("required", or a named function)."""
+    return request.tool_choice == "required" or isinstance(request.tool_choice, ToolChoice)
 
 
 def history_calls(request: ChatCompletionRequest) -> int:
@@ -115,9 +123,40 @@ class Server:
     def tool_parsing(self, request: ChatCompletionRequest) -> bool:
         return self.tool is not None and bool(request.tools) and request.tool_choice != "none"
 
-    def tool_parser(self, request: ChatCompletionRequest) -> FunctionCallParser:
-        return FunctionCallParser(request.tools, self.tool, tokenizer=self.tokenizer, tool_choice=request.tool_choice,
+    def tool_parser(self, request: ChatCompletionRequest, choice: bool = True) -> FunctionCallParser:
+        """The request's tool parser (`choice`: built with its tool_choice, as the batch path and a forced stream's
+        probe are; an unforced stream's is built without)."""
+        return FunctionCallParser(request.tools, self.tool, tokenizer=self.tokenizer,
+                                  tool_choice=request.tool_choice if choice else None,
                                   prefix=request._response_parser_prefix, constrained=constrained(request))
+
+    def stream_tool_parser(self, request: ChatCompletionRequest) -> FunctionCallParser | JsonArrayParser:
+        """`_process_tool_call_stream`'s parser: for a forced choice, the detector where it owns the output's format
+        (a structural tag, or a format it parses natively), else `JsonArrayParser` for the JSON the schema asked for."""
+        if not forced(request):
+            return self.tool_parser(request, choice=False)
+        probe = self.tool_parser(request)
+        return probe if probe.owns_tool_format() else JsonArrayParser()
+
+    def constraint(self, request: ChatCompletionRequest) -> tuple[str, Any] | None:
+        """The constraint `_process_messages` puts on the request's output: GLM-4.7's full-assistant grammar, the
+        detector's structural tag (model-native, else the legacy one built from its `structure_info`), or for a
+        forced choice a JSON schema, unless the detector parses required natively."""
+        tools = request.tools or []
+        if self.tool is None or not tools or request.tool_choice == "none":
+            return None
+        if self.tool == "glm47" and not any(tool.function.strict for tool in tools):
+            thinking = (request.chat_template_kwargs or {}).get("enable_thinking")
+            return FunctionCallParser(tools, self.tool).get_structure_constraint(
+                request.tool_choice, parallel_tool_calls=request.parallel_tool_calls,
+                thinking_mode=True if thinking is None else bool(thinking))
+        parser = FunctionCallParser(tools, self.tool, tokenizer=self.tokenizer)
+        chosen = parser.get_structure_constraint(request.tool_choice, parallel_tool_calls=request.parallel_tool_calls,
+                                                 thinking_mode=self.reasoning is None and self.requested_reasoning(request))
+        if chosen is None and forced(request) and not parser.detector.parses_required_natively():
+            return "json_schema", get_json_schema_constraint(tools, request.tool_choice,
+                                                             parallel_tool_calls=request.parallel_tool_calls)
+        return chosen
 
     def template_driven(self, request: ChatCompletionRequest) -> bool:
         """`_requires_response_template_detokenization`: a response-template reasoning parser, or tool parser on
@@ -166,6 +205,8 @@ class Server:
         calls: list[ToolCall] = []
         if self.tool_parsing(request) and not answer_started(reasoner):
             parser = self.tool_parser(request)
+            if forced(request) and not parser.owns_tool_format():
+                return self._json_calls(request, reasoning, text, stop)
             if parser.has_tool_call(text):
                 try:
                     text, items = parser.parse_non_stream(text)
@@ -180,6 +221,21 @@ class Server:
         finish = "tool_calls" if calls and stop == "stop" else stop
         return Message(content=text or "", reasoning=reasoning, tool_calls=tuple(calls), finish_reason=finish)
 
+    def _json_calls(self, request: ChatCompletionRequest, reasoning: str, text: str, stop: str) -> Message:
+        """`_process_tool_calls`' JSON path for a forced choice whose format the detector does not own: the output
+        read as a JSON array (or one object) of `{"name", "parameters"}`; where it is not one, the text as content."""
+        try:
+            data = orjson.loads(text)
+            data = [data] if isinstance(data, dict) else data
+            if not isinstance(data, list) or not all(isinstance(call, dict) and "name" in call for call in data):
+                raise ValueError("not a JSON array of calls with names")
+        except (ValueError, orjson.JSONDecodeError):
+            return Message(content=text, reasoning=reasoning, finish_reason=stop)
+        history = history_calls(request)
+        calls = tuple(ToolCall(name=call["name"], arguments=json.dumps(call.get("parameters", {}), ensure_ascii=False),
+                               id=self.call_id(call["name"], i, history)) for i, call in enumerate(data))
+        return Message(reasoning=reasoning, tool_calls=calls, finish_reason="tool_calls" if stop == "stop" else stop)
+
     def open_stream(self, request: ChatCompletionRequest, template_forces: bool) -> Stream:
         return Stream(self, request, template_forces)
 
@@ -191,7 +247,7 @@ class Stream:
         self.server = server
         self.request = request
         self.reasoner = server.reasoning_parser(request, template_forces, stream=True)
-        self.tools = server.tool_parser(request) if server.tool_parsing(request) else None
+        self.tools = server.stream_tool_parser(request) if server.tool_parsing(request) else None
         self.history = history_calls(request)
         self.made_calls = False
 
@@ -209,10 +265,7 @@ class Stream:
             if text:
                 deltas.append(Delta(content=text))
             return deltas
-        normal, items = self.tools.parse_stream_chunk(text or "")
-        if finishing:
-            end_text, end_items = self.tools.parse_stream_end()
-            normal, items = (normal or "") + end_text, [*items, *end_items]
+        normal, items = self._tool_step(text or "", finishing)
         if normal:
             deltas.append(Delta(content=normal))
         for item in items:
@@ -229,10 +282,28 @@ class Stream:
             deltas.extend(self._unstreamed_arguments())
         return deltas
 
+    def _tool_step(self, text: str, finishing: bool) -> tuple[str, list[Any]]:
+        """One step of the tool parser (a flush at the finish): its normal text and call items."""
+        tools = self.tools
+        if isinstance(tools, JsonArrayParser):
+            declared = self.request.tools or []
+            result = tools.parse_streaming_increment(text, declared)
+            normal, items = result.normal_text, list(result.calls)
+            if finishing:
+                end = tools.finish(declared)
+                normal, items = (normal or "") + end.normal_text, [*items, *end.calls]
+            return normal, items
+        assert tools is not None
+        normal, items = tools.parse_stream_chunk(text)
+        if finishing:
+            end_text, end_items = tools.parse_stream_end()
+            normal, items = (normal or "") + end_text, [*items, *end_items]
+        return normal, items
+
     def _unstreamed_arguments(self) -> list[Delta]:
         """The argument tail the server sends at the finish when the detector holds more than it streamed."""
         assert self.tools is not None
-        detector = self.tools.detector
+        detector = getattr(self.tools, "detector", self.tools)
         calls = getattr(detector, "prev_tool_call_arr", None)
         streamed = getattr(detector, "streamed_args_for_tool", None)
         if not calls or not streamed or len(calls) > len(streamed):
@@ -250,6 +321,7 @@ class Stream:
 
     def finish(self, stop: str) -> list[Delta]:
         deltas = self._step("", finishing=True)
-        incomplete = getattr(self.tools.detector, "incomplete_tool_call_indices", set()) if self.tools else set()
+        detector = getattr(self.tools, "detector", self.tools)
+        incomplete = getattr(detector, "incomplete_tool_call_indices", set()) if self.tools else set()
         finish = "tool_calls" if self.made_calls and stop == "stop" and not incomplete else stop
         return [*deltas, Delta(finish_reason=finish)]

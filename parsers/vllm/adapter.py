@@ -29,10 +29,13 @@ from parsers import (
     Delta,
     Engine,
     Family,
+    ForcedText,
     HarmonyTokens,
     Message,
     Pipeline,
     RequestContext,
+    Sample,
+    Written,
     chat_request,
     coverage,
     encode_markup,
@@ -40,9 +43,11 @@ from parsers import (
     hf_template_tokenizer,
     hf_tokenizer,
     kept_in_content,
+    shape_of_schema,
+    written_under,
 )
 
-from .serving import HarmonyTokenizer, Prepared, Server, Stream
+from .serving import HarmonyTokenizer, Prepared, ServedModel, Server, Stream
 
 
 @cache
@@ -86,13 +91,25 @@ class VllmParser:
 
     @cached_property
     def server(self) -> Server:
-        return Server(self.pipeline.tool, self.pipeline.reasoning, engine_tokenizer(self.family))
+        model = ServedModel(ARCHITECTURES[self.pipeline.tool]) if self.pipeline.tool in ARCHITECTURES else None
+        return Server(self.pipeline.tool, self.pipeline.reasoning, engine_tokenizer(self.family), model=model)
 
     def prompt_ids(self, context: RequestContext) -> list[int]:
         return encode_markup(family_tokenizer(self.family), context.prompt_tail)
 
     def prepare(self, context: RequestContext) -> Prepared:
         return self.server.prepare(ChatCompletionRequest(**request_json(context)), self.prompt_ids(context))
+
+    def forced_text(self, sample: Sample) -> Written:
+        """What a forced tool_choice has the model write: the JSON `adjust_request` constrained the output to, the
+        text its structural tag admits (`parsers.structural_tags`), or the family's markup where nothing constrains
+        it."""
+        outputs = self.prepare(sample.context).request.structured_outputs
+        if getattr(outputs, "json", None) is not None:
+            return shape_of_schema(outputs.json)
+        if getattr(outputs, "structural_tag", None) is not None:
+            return written_under(outputs.structural_tag, sample, "vLLM", after_reasoning=True)
+        return ForcedText.NATIVE
 
     def stream_ids(self) -> Any:
         return _FamilyIds()
@@ -135,6 +152,10 @@ class VllmTemplateParser(VllmParser):
     def prompt_ids(self, context: RequestContext) -> list[int]:
         return encode_markup(family_tokenizer(self.family), self.family.prompt_end(context))
 
+
+# the architecture in the config.json of the models a tool parser reads one from (Cohere's, for its structural
+# tags: Command A's and, for the Command A Plus format, the architecture whose tags include its `<|START_TEXT|>`)
+ARCHITECTURES = {"cohere_command3": "Cohere2ForCausalLM", "cohere_command4": "Cohere2MoeForCausalLM"}
 
 # families whose server path is vLLM's Harmony parser (it switches on the model type, not a parser name)
 HARMONY_FAMILIES = frozenset({"harmony"})

@@ -20,7 +20,7 @@ OUTPUT_TOKEN_IDS = {output_ids!r}  # the generated ids, as the one-shot response
 
 def server() -> Server:
     """The server started with --tool-call-parser {tool} --reasoning-parser {reasoning}{harmony_note}."""
-    return Server(tool={tool!r}, reasoning={reasoning!r}, tokenizer={tokenizer}, harmony={harmony!r})
+    return Server(tool={tool!r}, reasoning={reasoning!r}, tokenizer={tokenizer}, harmony={harmony!r}, model={model})
 
 
 def run_batch() -> Message:
@@ -59,6 +59,7 @@ def engine_repro(parser: VllmParser, sample: Sample, token_ids: tuple[int, ...],
         output_ids=parser.output_ids(sample.text, token_ids),
         tool=parser.pipeline.tool, reasoning=parser.pipeline.reasoning, harmony=harmony,
         harmony_note=" (model type gpt_oss: vLLM's Harmony parser)" if harmony else "",
+        model=f"ServedModel({parser.server.model.architecture!r})" if parser.server.model is not None else None,
         tokenizer=HARMONY_TOKENIZER if harmony else FAMILY_TOKENIZER.format(file=tokenizer_file, template=template),
     )
     imports = ["from vllm.entrypoints.openai.parser.harmony_utils import get_encoding"] if harmony else [

@@ -55,6 +55,16 @@ def delta(message: Any) -> Delta:
 
 
 @dataclass(frozen=True)
+class ServedModel:
+    """What of the server's `ModelConfig` a parser reads, as the server fills it from the model's config.json:
+    Cohere's parser builds its structural tag from the architecture (a real `ModelConfig` loads the model's classes,
+    which a CPU machine without the weights cannot)."""
+
+    architecture: str
+    hf_config: Any = None  # no model type: tool-call ids stay random, as without a config
+
+
+@dataclass(frozen=True)
 class Server:
     """A server started with `--tool-call-parser` / `--reasoning-parser` (or gpt-oss's Harmony parser)."""
 
@@ -62,6 +72,7 @@ class Server:
     reasoning: str | None
     tokenizer: Any
     harmony: bool = False  # the model type is gpt_oss: vLLM's HarmonyParser, on o200k_harmony ids
+    model: ServedModel | None = None  # handed to the parser as its model_config where the parser reads one
 
     @cached_property
     def parser_cls(self) -> Any:
@@ -74,7 +85,9 @@ class Server:
         )
 
     def new_parser(self, prepared: Prepared) -> Any:
-        return self.parser_cls(self.tokenizer, prepared.request.tools, chat_template_kwargs=prepared.template_kwargs)
+        extra = {"model_config": self.model} if self.model is not None else {}
+        return self.parser_cls(self.tokenizer, prepared.request.tools, chat_template_kwargs=prepared.template_kwargs,
+                               **extra)
 
     def prepare(self, request: ChatCompletionRequest, prompt_token_ids: list[int]) -> Prepared:
         """What the server does before generation: template kwargs, prompt ids, `adjust_request`."""
