@@ -16,6 +16,9 @@ prefilled opener); the worker decodes its prompt ids, reads the payload named, a
 ids as one engine step (a chunk given as text: its text encoded with the model's tokenizer; the frontend
 detokenizes them itself, with the request's skip_special_tokens), then an empty step carrying the finish
 reason. A payload is named by its own hash and never changes, so every response depends on its request alone.
+Models are registered with the structural-tag policy Dynamo's workers publish by default. A probe payload
+generates nothing and has the worker write down the guided decoding the frontend sent it (`guided_decoding`):
+under a forced tool_choice that constraint says what the model would write.
 
 Framework-free on purpose: the engine and the project's message types only, so a standalone
 reproduction can carry this very code. `python serving.py --dynamo-serve SPEC.json` runs the server side.

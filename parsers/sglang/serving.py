@@ -15,6 +15,10 @@ its composition, step by step:
   and records the rendered prompt as the parsers' prefix (`_set_response_parser_context`); a detector
   that constrains every turn (beam) gets the template's turn grammar when its tag can be written, and
   then parses as constrained (`grammar_holds_calls`); with it the answer's opener ends tool parsing;
+- a forced tool_choice ("required", a named function; `_process_tool_calls` / `_process_tool_call_stream`): the
+  detector parses where it owns the output's format (a structural tag, or a format it parses natively), else
+  the output is the JSON array the request's schema asked for (`constraint`, as `_process_messages` chooses
+  it), parsed by the server (`orjson`; streaming: `JsonArrayParser`), the detector bypassed;
 - ids minted by the server (`_process_tool_call_id`): `call_<24 hex>`, except kimi_k2's
   `functions.{name}:{history calls + index}`; finish_reason "tool_calls" when a call was made
   and generation stopped on its own.
