@@ -48,6 +48,7 @@ class Grader:
     _positions: dict[tuple[str, str], Sample | NotApplicable | Unimplemented] = field(default_factory=dict)
     _streams: dict[tuple[str, str, str], TokenStream] = field(default_factory=dict)
     _subjects: dict[tuple[str, str], Subject] = field(default_factory=dict)
+    _writings: dict[tuple[str, str], tuple[Sample, str]] = field(default_factory=dict)  # as_written, per group
     _partners: dict[tuple[str, str], Subject] = field(default_factory=dict)  # the concurrent mode's partner requests
     _reference_cpus: dict[tuple[str, str, str, str], float] = field(default_factory=dict)
     samples: dict[str, dict[str, Any]] = field(default_factory=dict)  # sample key -> entry, as graded here
@@ -103,6 +104,15 @@ class Grader:
             self._subjects[key] = Subject(parser, family, sample, self._stream(family, sample), self.progress)
         return self._subjects[key]
 
+    def _written(self, cell: Cell, sample: Sample, variant: str, parser: ParserUnderTest) -> tuple[Sample, str]:
+        """`as_written` once per (parser, case), kept while its group is graded: the constraint, and the text it
+        has the model write, are the same in every mode (an engine that refuses the request is asked again)."""
+        key = (cell.parser, cell.case)
+        if key not in self._writings:
+            self._writings.clear()
+            self._writings[key] = as_written(sample, variant, parser)
+        return self._writings[key]
+
     def grade(self, cell: Cell, announce: Callable[[dict[str, Any]], None] | None = None) -> CellRecord:
         """The cell's record; `announce` gets its fields known so far (what is graded, and the sample) before
         the parser runs."""
@@ -138,7 +148,7 @@ class Grader:
             return
         if isinstance(parser, BaseException):
             raise parser
-        sample, variant = as_written(sample, variant, parser)
+        sample, variant = self._written(cell, sample, variant, parser)
         record["sample"] = self._sample_entry(sample, self._stream(family, sample), variant)
         announce(record)
         subject = self._subject(cell, parser, family, sample)
