@@ -45,7 +45,7 @@ from contract.streams.tokenizer import encode_markup, family_tokenizer, family_t
 
 from .harmony_tokens import HarmonyTokens
 from .hf import hf_template_tokenizer, hf_tokenizer
-from .requests import USER, chat_request, messages, parallel_flag, thinking_flags
+from .requests import USER, chat_request, messages, parallel_flag, responses_request, thinking_flags
 
 __all__ = [
     # the protocol (contract.grading.adapter)
@@ -62,7 +62,7 @@ __all__ = [
     # tokenizers of the current vocabulary tier (contract.streams.tokenizer, parsers.hf)
     "encode_markup", "family_tokenizer", "family_tokenizer_file", "hf_template_tokenizer", "hf_tokenizer",
     # the request a client sends (parsers.requests)
-    "USER", "chat_request", "messages", "parallel_flag", "thinking_flags",
+    "USER", "chat_request", "messages", "parallel_flag", "responses_request", "thinking_flags",
     # what a standalone repro needs of the adapter (contract.cli.repro); o200k_harmony ids for Harmony parsers
     "EngineRepro", "HarmonyTokens",
     # the client's delta accumulation (contract.grading.assembly), loaded when first used

@@ -32,6 +32,7 @@ from reports.summary import (
     http_url,
     in_char_tier,
     known_broken,
+    on_responses,
     outcome_counts,
     parser_scores,
     repro_command,
@@ -320,12 +321,16 @@ class _Matrix:
         modes = sorted(self.grouped.get((parser, case["id"]), []), key=_mode_key)
         if not modes:
             return None
-        token_tier = [mode.outcome for mode in modes if not in_char_tier(mode)]
+        token_tier = [mode.outcome for mode in modes if not in_char_tier(mode) and not on_responses(mode)]
         char_tier = [mode.outcome for mode in modes if in_char_tier(mode)]
-        outcome = worst_outcome(token_tier or char_tier)
+        responses = [mode.outcome for mode in modes if on_responses(mode)]
+        outcome = worst_outcome(token_tier or char_tier or responses)
         char_outcome = worst_outcome(char_tier) if char_tier and token_tier else None
         if char_outcome and worst_outcome([outcome, char_outcome]) == outcome:
             char_outcome = None  # the mark only shows a char tier worse than the token tier
+        responses_outcome = worst_outcome(responses) if responses and token_tier else None
+        if responses_outcome and worst_outcome([outcome, responses_outcome]) == outcome:
+            responses_outcome = None  # likewise the Responses API's, worse than Chat Completions'
         self.details.append(
             {
                 "parser": parser,
@@ -345,6 +350,8 @@ class _Matrix:
             # the char tier is shown apart: a small mark when it is worse than the token tier
             "char_outcome": char_outcome,
             "char_symbol": SYMBOLS[char_outcome] if char_outcome else "",
+            "responses_outcome": responses_outcome,
+            "responses_symbol": SYMBOLS[responses_outcome] if responses_outcome else "",
             "tip": f"{parser} · {case['id']}: {outcome} ({summary})",
         }
 
@@ -357,6 +364,7 @@ class _Matrix:
             "vocabulary": scores["vocabulary"],
             "score": format_score(scores["score"]),
             "char_score": format_score(scores["char_score"]),
+            "responses_score": format_score(scores["responses_score"]),
             "incremental": format_incremental(scores["incremental"]),
             "incremental_bad": bool(scores["incremental"]["cells"]),
             "speed": format_slowdown(scores["slowest"]),
@@ -415,7 +423,7 @@ def _context(results: dict[str, Any]) -> dict[str, Any]:
     engine_rows = [_engine_group(run, engine, rows) for engine, rows in engines.items()]
     case_scores = [
         format_score(score(count_outcomes(
-            c for c in results["cells"] if c.case == case["id"] and not in_char_tier(c))))
+            c for c in results["cells"] if c.case == case["id"] and not in_char_tier(c) and not on_responses(c))))
         for case in columns
     ]
     totals = outcome_counts(results)

@@ -13,7 +13,7 @@ from contract.grading.record import CellRecord, RecordError
 from contract.run.record import RunRecord
 from contract.run.schema import READABLE, SHARED, expand
 
-__all__ = ["MODES", "OUTCOMES", "RUN_FAILING", "load_results"]
+__all__ = ["MODES", "OUTCOMES", "RESPONSES_MODES", "RUN_FAILING", "load_results"]
 MODES = (
     "batch",
     "whole",
@@ -26,7 +26,10 @@ MODES = (
     "random",
     "chars",
     "concurrent",
+    "responses",
+    "responses-tokens",
 )
+RESPONSES_MODES = ("responses", "responses-tokens")  # the Responses API's: its own column, apart from chat's scores
 
 _TOP_LEVEL: dict[str, type] = {"run": dict, "parsers": list, "cases": list, "families": list, "cells": list}
 _ROW_KEYS = {

@@ -15,7 +15,7 @@ from contract.grading.outcome import Outcome
 from contract.grading.record import CellRecord
 from contract.run.record import EngineRun, RunRecord
 from reports.coverage import KIND_LABELS, KindCoverage, engine_coverage, engine_shares
-from reports.load import MODES, OUTCOMES, RUN_FAILING
+from reports.load import MODES, OUTCOMES, RESPONSES_MODES, RUN_FAILING
 from reports.text import clip, inert_markdown, inert_terminal
 
 MAX_FAILING_LINES = 40  # attention rows (one per parser, case and outcome) before "… and N more"
@@ -121,9 +121,15 @@ def format_incremental(figure: dict[str, Any]) -> str:
     return f"holds {figure['worst']:,} ({figure['cells']} cells)"
 
 
+def on_responses(cell: CellRecord) -> bool:
+    """Graded on the Responses API, not Chat Completions."""
+    return cell.mode in RESPONSES_MODES
+
+
 def parser_scores(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per parser: parser, family, cells by outcome (all tiers), `score` over the batch and token
-    tiers and `char_score` over the char tier (percent or None)."""
+    """One row per parser: parser, family, cells by outcome (all tiers), `score` over Chat Completions' batch and
+    token tiers, `char_score` over its char tier and `responses_score` over the Responses API's modes (percent, or
+    None where nothing was graded: an engine that does not serve that API)."""
     cells_by_parser: dict[str, list[CellRecord]] = {}
     for cell in results["cells"]:
         cells_by_parser.setdefault(cell.parser, []).append(cell)
@@ -136,8 +142,10 @@ def parser_scores(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "family": parser["family"],
                 "vocabulary": vocabularies(cells),
                 **count_outcomes(cells),
-                "score": score(count_outcomes(correctness(c) for c in cells if not in_char_tier(c))),
+                "score": score(count_outcomes(correctness(c) for c in cells
+                                              if not in_char_tier(c) and not on_responses(c))),
                 "char_score": score(count_outcomes(correctness(c) for c in cells if in_char_tier(c))),
+                "responses_score": score(count_outcomes(correctness(c) for c in cells if on_responses(c))),
                 "incremental": incremental(cells),
                 "slowest": slowest(cells),
             }
@@ -495,9 +503,10 @@ def _parsers_section(results: dict[str, Any], style: _Style) -> tuple[str, str]:
     table = style.table(
         [[style.parser(row["parser"]), style.text(row["family"]), style.text(row["vocabulary"]),
           *(row[o] for o in shown), format_score(row["score"]), format_score(row["char_score"]),
-          format_incremental(row["incremental"]), format_slowdown(row["slowest"])]
+          format_score(row["responses_score"]), format_incremental(row["incremental"]),
+          format_slowdown(row["slowest"])]
          for row in rows],
-        ["parser", "family", "vocabulary", *shown, "score", "char tier", "incremental", "speed"],
+        ["parser", "family", "vocabulary", *shown, "score", "char tier", "Responses", "incremental", "speed"],
     )
     return "Parsers", table
 

@@ -93,12 +93,16 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Message:
-    """The assembled assistant message."""
+    """The assembled assistant message. Read from another surface than Chat Completions (the Responses API), it also
+    says how that surface laid it out (`items`: the output item types, in order) and what that surface's own
+    protocol got wrong (`faults`), neither of which the chat fields show."""
 
     content: str = ""
     reasoning: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str | None = None
+    items: tuple[str, ...] | None = None  # None: Chat Completions, which has no output items
+    faults: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -106,6 +110,7 @@ class Message:
             "reasoning": self.reasoning,
             "tool_calls": [c.to_json() for c in self.tool_calls],
             "finish_reason": self.finish_reason,
+            **({} if self.items is None else {"items": list(self.items)}),
         }
 
 
@@ -122,12 +127,15 @@ class ToolCallDelta:
 
 @dataclass(frozen=True)
 class Delta:
-    """One streamed OpenAI delta; `finish_reason` rides on the last one."""
+    """One streamed OpenAI delta; `finish_reason` rides on the last one. A stream of another surface, read as chat
+    deltas, carries that surface's item layout and protocol faults (`Message.items`, `.faults`) on its last delta."""
 
     content: str | None = None
     reasoning: str | None = None
     tool_calls: tuple[ToolCallDelta, ...] = ()
     finish_reason: str | None = None
+    items: tuple[str, ...] | None = None
+    faults: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:

@@ -26,6 +26,7 @@ from contract.cases.catalog import (
 )
 from contract.cases.family import Family, NotApplicable
 from contract.cases.model import choice_json
+from contract.grading.cell import NOT_ON_RESPONSES
 from contract.grading.checks import INCREMENTAL_BOUND, INCREMENTAL_MODES
 from contract.streams.interleave import NOT_INTERLEAVED, PARTNERS
 from fixtures import all_families
@@ -84,6 +85,15 @@ RULES = """\
   cell judges isolation only, so a parser fails it by keeping request state where another request reaches it
   (a module global, a class attribute, a shared instance), never for what it gets wrong alone. Left out:
   {left_out}.
+- **The Responses API** (the `responses` and `responses-tokens` modes, where the engine's server serves
+  `/v1/responses`). Every case is asked again on that API, one shot and streamed a token a delta, and read as a
+  client reads it (`contract/grading/responses.py`): reasoning items are the reasoning, message items the content,
+  each `function_call` a call whose id is its `call_id`; the events go through the OpenAI SDK's own stream state.
+  The same expected result and checks apply, and the `responses` check adds what only this API can get wrong: an
+  event the SDK rejects, a stream without its terminal event, a completed response whose output differs from the
+  events streamed before it, a done event that contradicts its deltas, a call without a `call_id` or two sharing
+  one. Stream equals batch also compares the output items' order (blank message items aside). Left out:
+  {not_on_responses}.
 """
 
 OUTCOMES = {
@@ -155,7 +165,8 @@ def render(families: dict[str, Family]) -> str:
     lines = [INTRO.replace("{tools}", tools),
              RULES.replace("{modes}", ", ".join(INCREMENTAL_MODES)).replace("{bound}", str(INCREMENTAL_BOUND))
              .replace("{partners}", ", ".join(f"`{p}`" for p in PARTNERS))
-             .replace("{left_out}", "; ".join(f"`{c}` ({why})" for c, why in NOT_INTERLEAVED.items()))]
+             .replace("{left_out}", "; ".join(f"`{c}` ({why})" for c, why in NOT_INTERLEAVED.items()))
+             .replace("{not_on_responses}", "; ".join(f"`{c}` ({why})" for c, why in NOT_ON_RESPONSES.items()))]
     for kind, title in (("tool", "Tool calls"), ("reasoning", "Reasoning"), ("harmony", "Harmony (gpt-oss)")):
         lines += [f"## {title}", "",
                   "| id | since | scenario | expected | acceptable outcomes | bug class | families |",

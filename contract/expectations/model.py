@@ -6,17 +6,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..streams.chunking import CONFORMANCE_MODES, MODES
+from ..streams.chunking import CHAT_MODES, MODES
 
-# "*" and the tier names stand for the modes judged against the expected result; a mode judged against the
-# parser's own solo runs (`concurrent`) fails for other reasons and is always named
+# "*" and the tier names stand for the Chat Completions modes judged against the expected result; a mode judged
+# against the parser's own solo runs (`concurrent`) fails for other reasons, and one of another surface (the
+# Responses API) runs other server code: both are always named
 EVERY_MODE = "*"
 TIERS: dict[str, tuple[str, ...]] = {
-    tier: tuple(m.name for m in CONFORMANCE_MODES if m.tier == tier)
-    for tier in dict.fromkeys(m.tier for m in CONFORMANCE_MODES)
+    tier: tuple(m.name for m in CHAT_MODES if m.tier == tier) for tier in dict.fromkeys(m.tier for m in CHAT_MODES)
 }
 MODE_NAMES = tuple(m.name for m in MODES)
-EVERY_MODE_NAMES = tuple(m.name for m in CONFORMANCE_MODES)
+EVERY_MODE_NAMES = tuple(m.name for m in CHAT_MODES)
 
 CellKey = tuple[str, str, str]  # (parser, case, mode)
 

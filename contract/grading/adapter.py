@@ -1,7 +1,8 @@
 """The protocol every parser under test implements, and how engines are found.
 
 An engine module (`parsers/reference`, `parsers/vllm`, a test's miniatures, …) exposes
-`ENGINE: str`, `MAPPING: dict[parser name, family name | None]` (importable without the engine)
+`ENGINE: str`, `MAPPING: dict[parser name, family name | None]` (importable without the engine),
+optionally `SURFACES` (the APIs its server answers on; Chat Completions alone by default)
 and `load() -> Engine`, which imports the engine itself and may raise ImportError (then every cell
 of the engine is `skip`). A parser mapped to `None` has no family fixture yet: `unimplemented`.
 """
@@ -68,6 +69,12 @@ class EngineModule:
     name: str
     mapping: Mapping[str, str | None]
     module: ModuleType
+
+    @property
+    def surfaces(self) -> tuple[str, ...]:
+        """The APIs the engine's server answers on, as its module's `SURFACES` says: "chat" (Chat Completions,
+        the default) and "responses" (the Responses API, graded through `contract.grading.responses`)."""
+        return tuple(getattr(self.module, "SURFACES", ("chat",)))
 
     @property
     def without_tool_parser(self) -> frozenset[str]:

@@ -49,6 +49,12 @@ class CellGroup:
         return f"{first.parser}:{first.case}"
 
 
+# cases the Responses API's modes leave out, and why
+NOT_ON_RESPONSES = {
+    "tool.long_args": "the Responses API's modes grade how a server writes output items and events, not parsing "
+                      "speed: tool.long_args is tool.single's shape at 16 KiB, and parsing it again would double the "
+                      "most expensive cells of the quadratic parsers",
+}
 SLOWDOWN_MODES = ("batch", "tokens")  # where a parser's CPU time is set against the reference parser's
 
 
@@ -75,6 +81,8 @@ def settled(cell: Cell, registry: Mapping[str, Family]) -> dict[str, Any] | None
         return {"outcome": "unimplemented", "reason": position.reason}
     if mode(cell.mode).isolation and cell.case in NOT_INTERLEAVED:
         return {"outcome": "n/a", "reason": NOT_INTERLEAVED[cell.case]}
+    if mode(cell.mode).surface == "responses" and cell.case in NOT_ON_RESPONSES:
+        return {"outcome": "n/a", "reason": NOT_ON_RESPONSES[cell.case]}
     if not cell.calls_parsed and (case(cell.case).kind == "tool" or _holds_call(family, cell.case)):
         return {"outcome": "n/a", "reason": f"{cell.parser} is a reasoning parser its server runs with no tool "
                                             "parser beside it: tool-call markup is not parsed, so only the "

@@ -1,12 +1,14 @@
 """The checks of DESIGN.md, each a small function returning the failures it finds.
 
 Batch cells run `expected`, `finish_reason`, `markers` and `conservation`; streaming cells add
-`stream_equals_batch`, `delta_protocol`, `duplication` and marker fragments, and measure holdback.
+`stream_equals_batch`, `delta_protocol`, `duplication` and marker fragments, and measure holdback. A message read
+from the Responses API adds the faults of that surface's protocol (`responses`, `contract.grading.responses`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 from collections.abc import Sequence
@@ -104,8 +106,21 @@ def fragments(markers: Sequence[str], outcome: ExpectedMessage, run: StreamRun) 
     return failures
 
 
+def surfaced(observed: Message, deltas: Sequence[Delta]) -> Message:
+    """The assembled stream with what its last delta says of another surface's layout and faults (`Message.items`)."""
+    last = next((d for d in reversed(deltas) if d.items is not None or d.faults), None)
+    return observed if last is None else dataclasses.replace(observed, items=last.items, faults=last.faults)
+
+
+def _unblank(items: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """The item layout without blank message items (as whitespace-only content is no difference in chat)."""
+    return items if items is None else tuple(i for i in items if i != "message(blank)")
+
+
 def stream_equals_batch(streamed: Message, batch: Message, *, keep_ids: bool) -> list[Failure]:
     a, b = normalized(streamed, keep_ids=keep_ids), normalized(batch, keep_ids=keep_ids)
+    if streamed.items is not None and batch.items is not None and _unblank(streamed.items) != _unblank(batch.items):
+        a["items"], b["items"] = list(streamed.items), list(batch.items)
     if a == b:
         return []
     differing = [k for k in a if a[k] != b[k]]
@@ -225,13 +240,14 @@ def judge_message(wanted: Expected, markers: Sequence[str], pieces: Sequence[str
     failures += finish_reason(outcome, observed)
     failures += markers_leaked(markers, outcome, observed)
     failures += conservation(_kept(pieces, outcome.dropped), observed)
+    failures += [Failure("responses", fault) for fault in observed.faults]
     return failures, notes, outcome
 
 
 def judge_stream(wanted: Expected, markers: Sequence[str], pieces: Sequence[str], run: StreamRun,
                  batch: Message | None, *, keep_ids: bool) -> tuple[list[Failure], list[str], Message]:
     """Every check of one streamed run; `batch` is the one-shot result (None: batch parsing raised)."""
-    observed = assemble(run.deltas)
+    observed = surfaced(assemble(run.deltas), run.deltas)
     failures, notes, outcome = judge_message(wanted, markers, pieces, observed)
     failures += fragments(markers, outcome, run)
     failures += delta_protocol(run)
@@ -244,7 +260,8 @@ def judge_stream(wanted: Expected, markers: Sequence[str], pieces: Sequence[str]
 
 
 INCREMENTAL_BOUND = 256  # payload characters a parser may withhold beyond an unfinished marker
-INCREMENTAL_MODES = ("tokens", "bursts-2", "bursts-3", "bursts-5", "bursts-8", "boundaries", "random", "chars")
+INCREMENTAL_MODES = ("tokens", "bursts-2", "bursts-3", "bursts-5", "bursts-8", "boundaries", "random", "chars",
+                     "responses-tokens")
 _PAYLOAD = (Kind.CONTENT, Kind.REASONING, Kind.ARGUMENTS)  # call names are short, and spelled apart from ids
 
 

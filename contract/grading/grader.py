@@ -28,6 +28,7 @@ from .concurrency import PARTNERS, grade_concurrent
 from .outcome import Outcome
 from .progress import Call, Progress
 from .record import CellRecord, Failure, signature
+from .responses import ResponsesView, serves_responses
 from .subject import Graded, Subject, grade
 
 
@@ -47,7 +48,7 @@ class Grader:
     _parsers: dict[tuple[str, str], ParserUnderTest | BaseException] = field(default_factory=dict)
     _positions: dict[tuple[str, str], Sample | NotApplicable | Unimplemented] = field(default_factory=dict)
     _streams: dict[tuple[str, str, str], TokenStream] = field(default_factory=dict)
-    _subjects: dict[tuple[str, str], Subject] = field(default_factory=dict)
+    _subjects: dict[tuple[str, str, str], Subject] = field(default_factory=dict)
     _writings: dict[tuple[str, str], tuple[Sample, str]] = field(default_factory=dict)  # as_written, per group
     _partners: dict[tuple[str, str], Subject] = field(default_factory=dict)  # the concurrent mode's partner requests
     _reference_cpus: dict[tuple[str, str, str, str], float] = field(default_factory=dict)
@@ -97,11 +98,15 @@ class Grader:
         return self._streams[key]
 
     def _subject(self, cell: Cell, parser: ParserUnderTest, family: Family, sample: Sample) -> Subject:
-        """The subject of the cell's (parser, case), kept while its group is graded (its runs are shared)."""
-        key = (cell.parser, cell.case)
+        """The subject of the cell's (parser, case) on its mode's surface, kept while its group is graded (its runs
+        are shared); on the Responses API the parser is its server's Responses endpoint (`ResponsesView`)."""
+        surface = mode(cell.mode).surface
+        key = (cell.parser, cell.case, surface)
         if key not in self._subjects:
-            self._subjects.clear()
-            self._subjects[key] = Subject(parser, family, sample, self._stream(family, sample), self.progress)
+            if any(known[:2] != key[:2] for known in self._subjects):
+                self._subjects.clear()
+            served = ResponsesView(parser) if surface == "responses" else parser
+            self._subjects[key] = Subject(served, family, sample, self._stream(family, sample), self.progress)
         return self._subjects[key]
 
     def _written(self, cell: Cell, sample: Sample, variant: str, parser: ParserUnderTest) -> tuple[Sample, str]:
@@ -150,11 +155,14 @@ class Grader:
             raise parser
         sample, variant = self._written(cell, sample, variant, parser)
         record["sample"] = self._sample_entry(sample, self._stream(family, sample), variant)
+        the_mode = mode(cell.mode)
+        if the_mode.surface == "responses" and not serves_responses(parser):
+            record.update(outcome="n/a", reason=f"{engine.name} serves {cell.parser_name} on Chat Completions only")
+            return
         announce(record)
         subject = self._subject(cell, parser, family, sample)
         subject.cpu_s.update(parse=0.0, stream=0.0)
         spent = subject.spent_s
-        the_mode = mode(cell.mode)
         if the_mode.isolation:
             partner = self._partner(cell, engine, parser, family)
             if partner is None:

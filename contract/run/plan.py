@@ -60,13 +60,14 @@ def plan(
     for spec in engines:
         module = engine_module(spec)
         without_tool_parser = module.without_tool_parser
+        served = [m for m in wanted_modes if m.surface in module.surfaces]
         for parser_name, family in module.mapping.items():
             if wanted_families is not None and family not in wanted_families:
                 continue
             graded_on = registry.get(family) if family else None
             vocabulary = vocabulary_label(graded_on) if graded_on else None
             for c in wanted_cases:
-                for m in wanted_modes if family else [mode("batch")]:
+                for m in served if family else [mode("batch")]:
                     cells.append(Cell(spec, module.name, parser_name, family, c.id, m.name, vocabulary,
                                       calls_parsed=parser_name not in without_tool_parser))
     return cells

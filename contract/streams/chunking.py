@@ -18,10 +18,17 @@ class Mode:
     name: str
     tier: str  # batch | token | char
     isolation: bool = False  # judged against the parser's own solo runs, not the expected result (`concurrent`)
+    surface: str = "chat"  # the API the server answers on: Chat Completions, or the Responses API ("responses")
+    chunks_as: str = ""  # the chat mode whose chunkings this one streams ("": its own)
 
     @property
     def streaming(self) -> bool:
         return self.tier != "batch"
+
+    @property
+    def chunking(self) -> str:
+        """The name its chunkings are made by."""
+        return self.chunks_as or self.name
 
     @property
     def generated(self) -> bool:
@@ -39,8 +46,13 @@ MODES: tuple[Mode, ...] = (
     Mode("random", "token"),
     Mode("chars", "char"),
     Mode("concurrent", "token", isolation=True),  # the case and a partner request interleaved (`interleave`)
+    # the Responses API: the same output, read from its output items, and from its events streamed a token a delta
+    Mode("responses", "batch", surface="responses"),
+    Mode("responses-tokens", "token", surface="responses", chunks_as="tokens"),
 )
 CONFORMANCE_MODES = tuple(m for m in MODES if not m.isolation)  # judged against the expected result
+CHAT_MODES = tuple(m for m in CONFORMANCE_MODES if m.surface == "chat")
+SURFACES = tuple(dict.fromkeys(m.surface for m in MODES))
 MODES_BY_NAME = {m.name: m for m in MODES}
 
 
@@ -92,15 +104,15 @@ def deterministic_chunkings(
     mode: Mode, stream: TokenStream, markers: Sequence[str]
 ) -> Iterator[tuple[Chunk, ...]]:
     """The chunkings of a non-generated streaming mode."""
-    n = len(stream.ids)
-    if mode.name == "whole":
+    n, name = len(stream.ids), mode.chunking
+    if name == "whole":
         yield token_chunks(stream, [])
-    elif mode.name == "tokens":
+    elif name == "tokens":
         yield token_chunks(stream, range(1, n))
-    elif mode.name.startswith("bursts-"):
-        size = int(mode.name.split("-", 1)[1])
+    elif name.startswith("bursts-"):
+        size = int(name.split("-", 1)[1])
         yield token_chunks(stream, range(size, n, size))
-    elif mode.name == "boundaries":
+    elif name == "boundaries":
         cuts = boundary_cuts(stream, markers)
         yield token_chunks(stream, cuts)
         for cut in cuts:

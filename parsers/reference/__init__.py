@@ -12,9 +12,11 @@ from parsers import Chunk, Delta, Engine, Family, Message, ParserFactory, Reques
 
 from .families import modules
 from .machine import Grammar, Machine
+from .responses import ServedOnResponses
 
 ENGINE = "reference"
 VERSION = "0.1.0"
+SURFACES = ("chat", "responses")  # its own Responses API writes any parser's deltas as items (`.responses`)
 # one parser per family: a family with no grammar module yet is graded, and its cells are unimplemented
 MAPPING: dict[str, str | None] = {name: name for name in all_families()}
 
@@ -50,8 +52,8 @@ class ReferenceParser:
 
 def _factory(module: ModuleType) -> ParserFactory:
     if hasattr(module, "GRAMMAR"):
-        return lambda family: ReferenceParser(family, module.GRAMMAR)
-    return module.build
+        return lambda family: ServedOnResponses(ReferenceParser(family, module.GRAMMAR))
+    return lambda family: ServedOnResponses(module.build(family))
 
 
 def load() -> Engine:
