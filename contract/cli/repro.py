@@ -37,13 +37,14 @@ from contract.cases.catalog import case
 from contract.cases.family import REAL, TIERS, Family, Sample, in_tier
 from contract.cases.forced import UnwritableText
 from contract.cases.model import Chunk, Message
-from contract.grading import assembly, checks, compare
+from contract.grading import assembly, checks, compare, responses
 from contract.grading.adapter import Engine, EngineRepro, ParserUnderTest, engine_module
 from contract.grading.cell import Cell
 from contract.grading.cell_id import EXAMPLE, parse_cell_id
 from contract.grading.concurrency import grade_concurrent, token_by_token
 from contract.grading.grader import as_graded, as_written, partner_case
 from contract.grading.record import CellRecord
+from contract.grading.responses import ResponsesView, serves_responses
 from contract.grading.subject import Subject, grade
 from contract.run.plan import plan
 from contract.run.provenance import installed_build
@@ -61,9 +62,11 @@ CHECKS_SOURCE: tuple[object, ...] = (
     expected.ExpectedMessage, expected.Expected,
     f"_WHITESPACE = {compare._WHITESPACE!r}", compare.json_equal, compare.squeeze, compare.Verdict, compare.same_words,
     compare._text,
-    compare._clip, compare.arguments_match, compare._call, compare._ids, compare.matches, compare.normalized,
+    compare._clip, compare.arguments_match, compare._call, compare._ids, compare.matches,
+    f"_MINTED_ID = re.compile({compare._MINTED_ID.pattern!r})", f"MINTED = {compare.MINTED!r}", compare.normalized,
     assembly.delta_dict, assembly._appends, assembly._flush, assembly.assemble,
     checks.Failure, checks.StreamRun, checks.expected, checks.finish_reason, checks.markers_leaked, checks._fragment,
+    checks.surfaced, checks._unblank,
     checks.fragments, checks.stream_equals_batch, checks.delta_protocol, checks.duplication, checks._leaves,
     checks._haystack, checks._squeezed, checks.conservation, checks._kept, checks.judge_message, checks.judge_stream,
     f"INCREMENTAL_BOUND = {checks.INCREMENTAL_BOUND!r}", f"INCREMENTAL_MODES = {checks.INCREMENTAL_MODES!r}",
@@ -71,10 +74,48 @@ CHECKS_SOURCE: tuple[object, ...] = (
     checks._counted_before, checks.withheld, checks.incremental,
 )
 CHECKS_IMPORTS = (
-    "import contextlib", "import functools", "import json", "import re", "from collections.abc import Iterable, Sequence",
-    "from dataclasses import dataclass", "from typing import Any",
+    "import contextlib", "import dataclasses", "import functools", "import json", "import re",
+    "from collections.abc import Iterable, Sequence", "from dataclasses import dataclass", "from typing import Any",
     "from openai.lib.streaming._deltas import accumulate_delta  # the OpenAI SDK's own delta accumulation",
 )
+# and, for a cell of the Responses API, how the matrix reads its items and events (contract/grading/responses.py)
+RESPONSES_SOURCE: tuple[object, ...] = (
+    f"TERMINAL = {responses.TERMINAL!r}", f"REASONING_DELTAS = {responses.REASONING_DELTAS!r}",
+    f"READ_BY_CLIENT = {responses.READ_BY_CLIENT!r}", f"TARGETS = {responses.TARGETS!r}",
+    responses._event_classes, "EVENT_CLASSES = _event_classes()", responses._item_text, responses.layout,
+    responses._calls_faults, responses.message_of, responses.EventReader, responses._difference,
+)
+RESPONSES_IMPORTS = (
+    "import typing", "from collections.abc import Mapping", "from dataclasses import field", "from openai import omit",
+    "from openai._models import construct_type", "from openai.types.responses import ResponseStreamEvent",
+    "from openai.lib.streaming.responses._responses import ResponseStreamState  # the SDK's own stream state",
+)
+# a Responses cell's entry points, over the adapter's `respond_batch()` and `respond_stream(chunks, final_ids)`
+RESPONSES_ENTRY = '''
+def run_batch() -> Message:
+    """The one-shot response, read as its output items."""
+    return message_of(respond_batch())
+
+
+class _Events:
+    """The stream's events, one list per engine step and the finish's, handed out as a session would."""
+
+    def __init__(self, per_chunk: list[list[dict]], final: list[dict]) -> None:
+        self.per_chunk, self.final = list(per_chunk), final
+
+    def feed(self, chunk: Chunk) -> list[dict]:
+        return self.per_chunk.pop(0)
+
+    def finish(self, stop: str) -> list[dict]:
+        return self.final
+
+
+def run_stream(chunks: Sequence[Chunk], final_ids: list[int]) -> tuple[list[list[Delta]], list[Delta]]:
+    """The streamed response's events, read as a client reads them, as chat deltas per engine step."""
+    reader = EventReader(_Events(*respond_stream(chunks, final_ids)))
+    per_chunk = [list(reader.feed(chunk)) for chunk in chunks]
+    return per_chunk, list(reader.finish(STOP))
+'''
 
 
 def find_cell(text: str, mode: str | None = None, tier: str = REAL) -> Cell:
@@ -150,7 +191,10 @@ def replay(cell: Cell, hypothesis_profile: str = CI, tier: str = REAL) -> Replay
     except Exception:  # noqa: BLE001 - the server refused the forced request: the repro sends it and shows that
         pass
     stream = family_stream(family, sample.rendered)
-    subject = RecordingSubject(parser, family, sample, stream)
+    surface = mode(cell.mode).surface
+    if surface == "responses" and not serves_responses(parser):
+        raise SystemExit(f"repro: {cell.id}: {engine.name} serves {cell.parser_name} on Chat Completions only")
+    subject = RecordingSubject(ResponsesView(parser) if surface == "responses" else parser, family, sample, stream)
     if mode(cell.mode).isolation:
         return _replay_concurrent(cell, engine, families, subject)
     graded = grade(subject, mode(cell.mode), profile(hypothesis_profile),
@@ -202,8 +246,8 @@ def _without_project_imports(module: ModuleType) -> str:
     return re.sub(r"\n{3,}", "\n\n\n", kept)
 
 
-def _checks_source() -> str:
-    parts = [item if isinstance(item, str) else inspect.getsource(item) for item in CHECKS_SOURCE]
+def _checks_source(items: tuple[object, ...] = CHECKS_SOURCE) -> str:
+    parts = [item if isinstance(item, str) else inspect.getsource(item) for item in items]
     return "\n\n".join(textwrap.dedent(p).strip("\n") for p in parts)
 
 
@@ -224,7 +268,7 @@ def _message_text(message: Message | None) -> str:
 MAIN = '''
 def main() -> None:
     wanted = expected_result()
-    if MODE == "batch":
+    if not STREAMING:
         observed = run_batch()
         failures, notes, _ = judge_message(wanted, MARKERS, PIECES, observed)
     else:
@@ -375,6 +419,11 @@ def _partner_source(replayed: Replayed, parts: EngineRepro, ids_of: Any) -> str:
 
 def _mode_line(replayed: Replayed) -> str:
     """What the repro's mode runs, for its header."""
+    if replayed.cell.mode == "responses":
+        return "the Responses API's one-shot response to the whole output, read as its output items"
+    if mode(replayed.cell.mode).surface == "responses":
+        return (f"the Responses API's streamed events, {len(replayed.chunkings)} chunking(s) below, one engine step "
+                "per chunk, read as a client reads them")
     if replayed.cell.mode == "batch":
         return "one-shot parsing of the whole output"
     if replayed.partner is not None:
@@ -417,6 +466,7 @@ def script(replayed: Replayed, parts: EngineRepro, tokenizer_file: str) -> str:
     data = "\n".join([
         f"CELL = {cell.id!r}",
         f"MODE = {cell.mode!r}",
+        f"STREAMING = {mode(cell.mode).streaming!r}",
         f"TEXT = {sample.text!r}  # the model's output",
         f"TOKEN_IDS = {list(replayed.stream.ids)!r}",
         f"STOP = {sample.stop!r}  # how generation ended: a stop token, or max_tokens ('length')",
@@ -435,6 +485,9 @@ def script(replayed: Replayed, parts: EngineRepro, tokenizer_file: str) -> str:
         *(["", "", _partner_source(replayed, parts, ids_of)] if replayed.partner is not None else []),
     ])
     concurrent = replayed.partner is not None
+    on_responses = mode(cell.mode).surface == "responses"
+    if on_responses and "def respond_batch" not in parts.code:
+        raise SystemExit(f"repro: {cell.id}: {replayed.engine.name}'s repro does not drive its Responses API")
     shared = [f"{parts.shared} = functools.cache({parts.shared})  # one server for both requests, as the matrix "
               "opens both streams on one parser object"] if concurrent and parts.shared else []
     body = [
@@ -442,15 +495,17 @@ def script(replayed: Replayed, parts: EngineRepro, tokenizer_file: str) -> str:
         '"""Reproduces one cell of the parser conformance matrix; see the comment above."""',
         "from __future__ import annotations",
         "\n".join(["import sys", *(["import threading"] if concurrent else []), "from pathlib import Path",
-                   *CHECKS_IMPORTS, *parts.imports]),
+                   *CHECKS_IMPORTS, *(RESPONSES_IMPORTS if on_responses else ()), *parts.imports]),
         "HERE = Path(__file__).resolve().parent",
         data,
         "# ---- the engine, driven the way its server drives it ----",
-        "\n\n\n".join([parts.code.strip("\n"), *shared]),
+        "\n\n\n".join([parts.code.strip("\n"), *shared, *([RESPONSES_ENTRY.strip("\n")] if on_responses else [])]),
         (CONCURRENT_MAIN if concurrent else MAIN).strip("\n"),
         *(f"# ---- {m.__name__.replace('.', '/')}.py of the conformance matrix, inlined ----\n"
           + _without_project_imports(m) for m in parts.sources),
         "# ---- the conformance matrix's message types and checks, inlined (contract/) ----\n" + _checks_source(),
+        *(["# ---- how the matrix reads the Responses API, inlined (contract/grading/responses.py) ----\n"
+           + _checks_source(RESPONSES_SOURCE)] if on_responses else []),
         'if __name__ == "__main__":\n    main()',
     ]
     return "\n\n\n".join(body) + "\n"
