@@ -9,6 +9,7 @@ from __future__ import annotations
 from parsers import Engine, Pipeline, mapping
 
 ENGINE = "vllm"
+SURFACES = ("chat", "responses")  # `/v1/responses` too: `responses.py`
 
 # parser under test -> (family, --tool-call-parser, --reasoning-parser), as a server would be started
 PIPELINES: dict[str, Pipeline] = {

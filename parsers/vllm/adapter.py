@@ -19,6 +19,7 @@ from typing import Any
 
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
 from vllm.entrypoints.openai.parser.harmony_utils import get_encoding
+from vllm.entrypoints.openai.responses.protocol import ResponsesRequest
 from vllm.parser.response_template import response_template_parser_cls
 from vllm.reasoning import ReasoningParserManager
 from vllm.tokenizers.hf import get_cached_tokenizer
@@ -43,10 +44,12 @@ from parsers import (
     hf_template_tokenizer,
     hf_tokenizer,
     kept_in_content,
+    responses_request,
     shape_of_schema,
     written_under,
 )
 
+from . import responses
 from .serving import HarmonyTokenizer, Prepared, ServedModel, Server, Stream
 
 
@@ -82,6 +85,24 @@ class _Session:
 
     def finish(self, stop: str) -> Sequence[Delta]:
         return self.stream.finish(stop, self.ids.finish())
+
+
+@dataclass
+class _ResponseSession:
+    stream: responses.ResponseStream
+    ids: Any
+    started: bool = False
+
+    def _start(self) -> list[dict[str, Any]]:
+        events = [] if self.started else self.stream.start()
+        self.started = True
+        return events
+
+    def feed(self, chunk: Chunk) -> list[dict[str, Any]]:
+        return [*self._start(), *self.stream.step(chunk.text, self.ids.push(chunk), None)]
+
+    def finish(self, stop: str) -> list[dict[str, Any]]:
+        return [*self._start(), *self.stream.step("", self.ids.finish(), stop)]
 
 
 @dataclass(frozen=True)
@@ -123,6 +144,18 @@ class VllmParser:
     def open_stream(self, context: RequestContext) -> _Session:
         return _Session(self.server.open_stream(self.prepare(context)), self.stream_ids())
 
+    def prepare_responses(self, context: RequestContext) -> Prepared:
+        request = ResponsesRequest(**responses_request(context, model=None))
+        return responses.prepare(self.server, request, self.prompt_ids(context))
+
+    def respond(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext,
+                stop: str) -> dict[str, Any]:
+        return responses.respond(self.server, self.prepare_responses(context), text, self.output_ids(text, token_ids),
+                                 stop)
+
+    def open_response_stream(self, context: RequestContext) -> _ResponseSession:
+        return _ResponseSession(responses.ResponseStream(self.server, self.prepare_responses(context)), self.stream_ids())
+
 
 @dataclass(frozen=True)
 class VllmHarmonyParser(VllmParser):
@@ -138,6 +171,15 @@ class VllmHarmonyParser(VllmParser):
     def output_ids(self, text: str, token_ids: tuple[int, ...] | None) -> list[int]:
         ids = HarmonyTokens(get_encoding(), self.family)
         return [*ids.push(Chunk(text, token_ids)), *ids.finish()]
+
+    def respond(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext,
+                stop: str) -> dict[str, Any]:
+        return responses.harmony_respond(self.server, self.prepare_responses(context), self.output_ids(text, token_ids),
+                                         stop)
+
+    def open_response_stream(self, context: RequestContext) -> _ResponseSession:
+        stream = responses.HarmonyResponseStream(self.server, self.prepare_responses(context))
+        return _ResponseSession(stream, self.stream_ids())
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from parsers import Chunk, EngineRepro, Sample, family_tokenizer
+from parsers import Chunk, EngineRepro, Sample, family_tokenizer, responses_request
 
-from . import serving
+from . import responses, serving
 from .adapter import VllmHarmonyParser, VllmParser, VllmTemplateParser, request_json
 
 CODE = '''
@@ -37,6 +37,30 @@ def run_stream(chunks: Iterable[Chunk], final_ids: list[int], request: dict = RE
     stream = the_server.open_stream(the_server.prepare(ChatCompletionRequest(**request), prompt_token_ids))
     per_chunk = [stream.feed(c.text, c.token_ids or (), text_without_ids=MODE == "chars") for c in chunks]
     return per_chunk, stream.finish(stop, final_ids)
+
+
+RESPONSES_REQUEST = {responses_request!r}  # the same conversation asked on the Responses API
+
+
+def respond_batch() -> dict:
+    """The Responses API's non-streaming response (as JSON) to the whole output."""
+    the_server = server()
+    prepared = prepare(the_server, ResponsesRequest(**RESPONSES_REQUEST), PROMPT_TOKEN_IDS)
+    if the_server.harmony:
+        return harmony_respond(the_server, prepared, OUTPUT_TOKEN_IDS, STOP)
+    return respond(the_server, prepared, TEXT, OUTPUT_TOKEN_IDS, STOP)
+
+
+def respond_stream(chunks: Sequence[Chunk], final_ids: list[int]) -> tuple[list[list[dict]], list[dict]]:
+    """The Responses API's stream events: response.created and .in_progress before the first engine output, one
+    list per engine output, then the finish's."""
+    the_server = server()
+    prepared = prepare(the_server, ResponsesRequest(**RESPONSES_REQUEST), PROMPT_TOKEN_IDS)
+    stream = (HarmonyResponseStream if the_server.harmony else ResponseStream)(the_server, prepared)
+    opening = stream.start()
+    per_chunk = [(opening if n == 0 else []) + stream.step(c.text, list(c.token_ids or ()), None)
+                 for n, c in enumerate(chunks)]
+    return per_chunk, ([] if chunks else opening) + stream.step("", final_ids, STOP)
 '''
 FAMILY_TOKENIZER = "get_cached_tokenizer(PreTrainedTokenizerFast(tokenizer_file=str(HERE / {file!r}){template}))"
 # a template-driven parser (hf, beam) reads the response_template the model's tokenizer_config.json declares
@@ -56,6 +80,7 @@ def engine_repro(parser: VllmParser, sample: Sample, token_ids: tuple[int, ...],
 
     code = CODE.format(
         request=request_json(context), prompt_ids=parser.prompt_ids(context),
+        responses_request=responses_request(context, model=None),
         output_ids=parser.output_ids(sample.text, token_ids),
         tool=parser.pipeline.tool, reasoning=parser.pipeline.reasoning, harmony=harmony,
         harmony_note=" (model type gpt_oss: vLLM's Harmony parser)" if harmony else "",
@@ -72,7 +97,7 @@ def engine_repro(parser: VllmParser, sample: Sample, token_ids: tuple[int, ...],
         requirement=f"vllm=={importlib.metadata.version('vllm')}"
         + (" (and o200k_base.tiktoken, found through TIKTOKEN_ENCODINGS_BASE or downloaded)" if harmony else ""),
         imports=tuple(imports),
-        sources=(serving,),
+        sources=(serving, responses),
         code=code,
         files={} if harmony else {tokenizer_file: family_tokenizer(parser.family).to_str()},
         chunk_ids=chunk_ids,
