@@ -11,6 +11,7 @@ from __future__ import annotations
 from parsers import Engine, Pipeline, mapping
 
 ENGINE = "dynamo"
+SURFACES = ("chat", "responses")  # `/v1/responses` too, on the same frontend (`serving.Frontend.respond`)
 
 # parser under test -> (family, tool_call_parser, reasoning_parser), as a worker registers its model
 # (ModelRuntimeConfig). Parser generation: Dynamo's default (DYN_PARSER_VERSION unset, i.e. auto), which

@@ -8,7 +8,9 @@ the sample's token ids one token per engine step and asks for a non-streaming co
 replays the chunking's ids (a chunk cut inside tokens: its text encoded anew) one chunk per engine step,
 but only at the finish: the frontend emits nothing for a step its parsers hold, so which step caused
 which delta cannot be known without timing. Every streamed delta is therefore attributed to the
-finish, and holdback is not measurable (`Engine.holdback_unmeasurable`).
+finish, and holdback is not measurable (`Engine.holdback_unmeasurable`). The Responses API (`/v1/responses`,
+one shot and SSE) is asked the same way, with the replay under the same key, and hands back the response object
+and the stream's events as the frontend sent them.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from parsers import (
     kept_in_content,
     messages,
     parallel_flag,
+    responses_request,
     shape_of_schema,
     thinking_flags,
 )
@@ -81,6 +84,18 @@ def request_json(model: str, context: RequestContext, replay: str) -> dict[str, 
     return {**request, **parallel_flag(context)}
 
 
+def responses_json(model: str, context: RequestContext, replay: str) -> dict[str, Any]:
+    """The Responses API request a client would send for this case (no tools or tool_choice where it declares no
+    tools, as the chat request; no `reasoning` option, which a client sets only to ask for summaries); `replay`
+    tells the worker what to generate."""
+    request = responses_request(context, model=model)
+    if not context.tools:
+        del request["tools"], request["tool_choice"]
+    request["chat_template_kwargs"] = {**request["chat_template_kwargs"], "prompt_tail": context.prompt_tail,
+                                       "replay": replay}
+    return request
+
+
 def _steps(chunks: Sequence[Chunk]) -> list[Step]:
     """One engine step per chunk: its ids, or a chunk cut inside tokens (char tier) as its text, which the worker
     encodes anew with the model's tokenizer (`serving.Step`)."""
@@ -94,13 +109,22 @@ class _Session:
     chunks: list[Chunk] = field(default_factory=list)
     replays_at_finish = True  # the whole request is sent at the finish: sessions finished together overlap in the server
 
-    def feed(self, chunk: Chunk) -> Sequence[Delta]:
+    def feed(self, chunk: Chunk) -> Sequence[Any]:
         self.chunks.append(chunk)
         return ()
 
+    def replay(self, stop: str) -> str:
+        return _frontend().replay(_steps(self.chunks), stop)
+
     def finish(self, stop: str) -> Sequence[Delta]:
-        request = request_json(self.parser.name, self.context, _frontend().replay(_steps(self.chunks), stop))
-        return _frontend().stream(request)
+        return _frontend().stream(request_json(self.parser.name, self.context, self.replay(stop)))
+
+
+class _ResponseSession(_Session):
+    """A streamed Responses API request, sent whole at the finish as the chat stream is: every event is taken there."""
+
+    def finish(self, stop: str) -> Sequence[dict[str, Any]]:  # type: ignore[override]
+        return _frontend().response_events(responses_json(self.parser.name, self.context, self.replay(stop)))
 
 
 @dataclass(frozen=True)
@@ -121,13 +145,23 @@ class DynamoParser:
         guided = _frontend().guided_decoding(lambda key: request_json(self.name, sample.context, key)) or {}
         return shape_of_schema(guided["json"]) if guided.get("json") is not None else ForcedText.NATIVE
 
-    def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
+    def one_shot(self, text: str, token_ids: tuple[int, ...] | None, stop: str) -> str:
+        """The replay of a one-shot request: the sample's ids (its text encoded where it has none), a token a step."""
         ids = token_ids if token_ids is not None else tuple(encode_markup(family_tokenizer(self.family), text))
-        steps = [Step((i,)) for i in ids]
-        return _frontend().chat(request_json(self.name, context, _frontend().replay(steps, stop)))
+        return _frontend().replay([Step((i,)) for i in ids], stop)
+
+    def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
+        return _frontend().chat(request_json(self.name, context, self.one_shot(text, token_ids, stop)))
 
     def open_stream(self, context: RequestContext) -> _Session:
         return _Session(self, context)
+
+    def respond(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext,
+                stop: str) -> dict[str, Any]:
+        return _frontend().respond(responses_json(self.name, context, self.one_shot(text, token_ids, stop)))
+
+    def open_response_stream(self, context: RequestContext) -> _ResponseSession:
+        return _ResponseSession(self, context)
 
 
 def _implementation(kind: str, name: str) -> str:

@@ -8,7 +8,7 @@ import importlib.metadata
 from parsers import EngineRepro, Sample, family_tokenizer
 
 from . import serving
-from .adapter import DynamoParser, request_json
+from .adapter import DynamoParser, request_json, responses_json
 
 CODE = '''
 REQUEST = {request!r}  # the chat request a client sends (the worker's replay instruction is added per run)
@@ -44,11 +44,26 @@ def run_stream(chunks: Iterable[Chunk], final_ids: list[int], request: dict = RE
     steps = [Step(text=c.text) if MODE == "chars" else Step(tuple(c.token_ids)) for c in chunks]
     deltas = frontend().stream(replaying(steps, request, stop))
     return [[] for _ in steps], deltas
+
+
+RESPONSES_REQUEST = {responses_request!r}  # the same conversation asked on the Responses API
+
+
+def respond_batch() -> dict:
+    """The Responses API's non-streaming response (as JSON); the worker emits one token per engine step."""
+    return frontend().respond(replaying([Step((i,)) for i in TOKEN_IDS], RESPONSES_REQUEST))
+
+
+def respond_stream(chunks: Sequence[Chunk], final_ids: list[int]) -> tuple[list[list[dict]], list[dict]]:
+    """The Responses API's stream events, one engine step per chunk as run_stream's; all taken at the finish."""
+    steps = [Step(text=c.text) if MODE == "chars" else Step(tuple(c.token_ids)) for c in chunks]
+    return [[] for _ in steps], frontend().response_events(replaying(steps, RESPONSES_REQUEST))
 '''
 
 
 def engine_repro(parser: DynamoParser, sample: Sample, token_ids: tuple[int, ...], tokenizer_file: str) -> EngineRepro:
     code = CODE.format(request=request_json(parser.name, sample.context, ""), name=parser.name,
+                       responses_request=responses_json(parser.name, sample.context, ""),
                        tool=parser.pipeline.tool, reasoning=parser.pipeline.reasoning, file=tokenizer_file)
     return EngineRepro(
         requirement=f"ai-dynamo-runtime=={importlib.metadata.version('ai-dynamo-runtime')}",

@@ -313,34 +313,50 @@ class Frontend:
         finally:
             connection.close()
 
-    def chat(self, request: dict[str, Any]) -> Message:
-        """A non-streaming chat completion."""
+    def _post(self, path: str, request: dict[str, Any]) -> Any:
+        """A non-streaming request's JSON answer."""
         self._check_alive()
         try:
-            status, body = self._request("POST", "/v1/chat/completions", {**request, "stream": False})
+            status, body = self._request("POST", path, {**request, "stream": False})
         except OSError as exc:
             self._check_alive()
             raise EngineError(f"request failed: {exc}") from exc
         if status != 200:
             raise EngineError(f"HTTP {status}: {body.decode(errors='replace')[:2000]}")
-        return message_of(json.loads(body))
+        return json.loads(body)
 
-    def stream(self, request: dict[str, Any]) -> list[Delta]:
-        """A streamed chat completion (SSE), every delta in arrival order."""
+    def _post_stream(self, path: str, request: dict[str, Any]) -> list[dict[str, Any]]:
+        """A streamed request's SSE data frames, as JSON in arrival order (to `[DONE]` or the end)."""
         self._check_alive()
         connection = self._connection()
         try:
-            connection.request("POST", "/v1/chat/completions", json.dumps({**request, "stream": True}),
+            connection.request("POST", path, json.dumps({**request, "stream": True}),
                                {"Content-Type": "application/json"})
             response = connection.getresponse()
             if response.status != 200:
                 raise EngineError(f"HTTP {response.status}: {response.read().decode(errors='replace')[:2000]}")
-            return [d for event in sse_events(response) for d in deltas_of(event)]
+            return list(sse_data(response))
         except OSError as exc:
             self._check_alive()
             raise EngineError(f"stream failed: {exc}") from exc
         finally:
             connection.close()
+
+    def chat(self, request: dict[str, Any]) -> Message:
+        """A non-streaming chat completion."""
+        return message_of(self._post("/v1/chat/completions", request))
+
+    def stream(self, request: dict[str, Any]) -> list[Delta]:
+        """A streamed chat completion (SSE), every delta in arrival order."""
+        return [d for event in self._post_stream("/v1/chat/completions", request) for d in deltas_of(chat_chunk(event))]
+
+    def respond(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A non-streaming Responses API request (`POST /v1/responses`): the response object."""
+        return self._post("/v1/responses", request)
+
+    def response_events(self, request: dict[str, Any]) -> list[dict[str, Any]]:
+        """A streamed Responses API request: every event, as the JSON of its SSE data, in arrival order."""
+        return self._post_stream("/v1/responses", request)
 
     def close(self) -> None:
         if self.process.poll() is None:
@@ -365,7 +381,8 @@ def _lines(response: http.client.HTTPResponse) -> Iterator[str]:
         yield pending.decode().rstrip("\r")
 
 
-def sse_events(response: http.client.HTTPResponse) -> Iterator[dict[str, Any]]:
+def sse_data(response: http.client.HTTPResponse) -> Iterator[dict[str, Any]]:
+    """Each SSE frame's data as JSON, to `[DONE]`; a frame the server names `error` is the request's failure."""
     event = None
     for line in _lines(response):
         if line.startswith("event:"):
@@ -376,12 +393,16 @@ def sse_events(response: http.client.HTTPResponse) -> Iterator[dict[str, Any]]:
                 return
             if event == "error":
                 raise EngineError(f"SSE error event: {data[:2000]}")
-            parsed = json.loads(data)
-            if "choices" not in parsed:
-                raise EngineError(f"SSE frame without choices: {data[:2000]}")
-            yield parsed
+            yield json.loads(data)
         elif not line:
             event = None
+
+
+def chat_chunk(event: dict[str, Any]) -> dict[str, Any]:
+    """A chat completion chunk (a frame without choices is none)."""
+    if "choices" not in event:
+        raise EngineError(f"SSE frame without choices: {json.dumps(event)[:2000]}")
+    return event
 
 
 def message_of(response: Mapping[str, Any]) -> Message:
