@@ -27,8 +27,11 @@ from workflow import run_step as run_workflow_step
 
 from contract.streams.chunking import CONFORMANCE_MODES
 
-# a patch that breaks a request alone moves no cell of the concurrent mode, which compares a parser with itself
-MODES = tuple(m.name for m in CONFORMANCE_MODES)
+# a patch that breaks a request alone moves no cell of the concurrent mode, which compares a parser with itself;
+# the Responses API's stream of a call is known broken already (the release adds its closing message item at the
+# call's output index, which a client rejects): a patch there makes such cells fail differently, not regress
+STREAMED_RESPONSES = "responses-tokens"
+MODES = tuple(m.name for m in CONFORMANCE_MODES if m.name != STREAMED_RESPONSES)
 
 STOOD_IN = {"actions/checkout@v4", "actions/setup-python@v5", "marocchino/sticky-pull-request-comment@v2",
             "actions/upload-artifact@v4"}
@@ -131,7 +134,10 @@ def test_the_recipe_gates_a_patched_engine(tmp_path: Path) -> None:
     assert cells(gate["transitions"], "regression") == (
         {(p, "tool.empty_args", m) for p in PARSERS for m in MODES}
         | {("transformers/qwen3_5", "tool.no_arguments", m) for m in MODES})
-    assert cells(gate["transitions"], "changed") == {("transformers/qwen3_5", "tool.truncated_args", m) for m in MODES}
+    assert cells(gate["transitions"], "changed") == (
+        {("transformers/qwen3_5", "tool.truncated_args", m) for m in (*MODES, STREAMED_RESPONSES)}
+        | {(p, "tool.empty_args", STREAMED_RESPONSES) for p in PARSERS}
+        | {("transformers/qwen3_5", "tool.no_arguments", STREAMED_RESPONSES)})
     assert cells(gate["transitions"], "improvement", "new", "removed") == set()
     summary = (tmp_path / "step-summary.md").read_text(encoding="utf-8")
     assert summary.startswith("## ❌ Parser conformance gate") and "`tool.empty_args`" in summary
@@ -141,15 +147,19 @@ def test_the_recipe_gates_a_patched_engine(tmp_path: Path) -> None:
     assert run_repro(repro, "candidate").returncode == 1
     assert run_repro(repro, "grade").returncode == 0
 
+    # the fix repairs the call name everywhere; the Responses API's stream of that call still breaks on the
+    # release's other bug (its message item added at the call's output index), so that cell fails differently,
+    # which the gate reports and fails on: the maintainer refreshes its expectation
     fixed = patched(build, base, FIX, "serve: Gemma 4 call names with dots and hyphens")
     for step in commands:
         if step["name"] in ("Grade this pull request's build", "Gate on regressions"):
             done = run_step(step, env, tmp_path)
-            assert done.returncode == 0, f"{step['name']}: exit {done.returncode}"
+            expected_exit = 1 if step["name"] == "Gate on regressions" else 0
+            assert done.returncode == expected_exit, f"{step['name']}: exit {done.returncode}"
     gate = json.loads((out / "gate.json").read_text(encoding="utf-8"))
-    assert gate["regressed"] is False
     assert cells(gate["transitions"], "improvement") == {("transformers/gemma4", "tool.name_chars", m) for m in MODES}
-    assert cells(gate["transitions"], "regression", "changed", "new", "removed") == set()
+    assert cells(gate["transitions"], "changed") == {("transformers/gemma4", "tool.name_chars", STREAMED_RESPONSES)}
+    assert cells(gate["transitions"], "regression", "new", "removed") == set()
     candidate = json.loads((out / "candidates" / ENGINE / "results.json").read_text(encoding="utf-8"))
     assert candidate["run"]["engines"][ENGINE]["build"]["commit"] == fixed
     assert (tmp_path / "step-summary.md").read_text(encoding="utf-8").count("Parser conformance gate") == 2

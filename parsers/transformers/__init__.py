@@ -11,6 +11,7 @@ from __future__ import annotations
 from parsers import Engine, Pipeline, mapping
 
 ENGINE = "transformers"
+SURFACES = ("chat", "responses")  # `/v1/responses` too: `responses.py`
 
 # parser under test -> (family, model type whose response template `transformers serve` uses)
 PIPELINES: dict[str, Pipeline] = {

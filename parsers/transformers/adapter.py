@@ -31,8 +31,10 @@ from parsers import (
     family_tokenizer,
     hf_tokenizer,
     kept_in_content,
+    responses_request,
 )
 
+from . import responses
 from .serving import Server, Stream
 
 engine_tokenizer = hf_tokenizer  # the tokenizer the server holds
@@ -58,12 +60,25 @@ class TransformersParser:
         assert self.family.response_template is not None, f"family {self.family.name!r} declares no response template"
         return encode_markup(family_tokenizer(self.family), self.family.prompt_end(context))
 
+    def output_ids(self, text: str, token_ids: tuple[int, ...] | None) -> list[int]:
+        return list(token_ids) if token_ids is not None else encode_markup(family_tokenizer(self.family), text)
+
     def parse(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext, stop: str) -> Message:
-        ids = list(token_ids) if token_ids is not None else encode_markup(family_tokenizer(self.family), text)
-        return self.server.parse(request_json(context), self.prompt_ids(context), ids, stop)
+        return self.server.parse(request_json(context), self.prompt_ids(context), self.output_ids(text, token_ids),
+                                 stop)
 
     def open_stream(self, context: RequestContext) -> _Session:
         return _Session(self.server.open_stream(request_json(context), self.prompt_ids(context)))
+
+    def respond(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext,
+                stop: str) -> dict[str, Any]:
+        """`/v1/responses` without streaming (the server reads no finish reason: `stop` changes nothing)."""
+        return responses.respond(self.server, responses_request(context), self.prompt_ids(context),
+                                 self.output_ids(text, token_ids))
+
+    def open_response_stream(self, context: RequestContext) -> _ResponseSession:
+        return _ResponseSession(responses.ResponseStream(self.server, responses_request(context),
+                                                         self.prompt_ids(context)))
 
 
 @dataclass(frozen=True)
@@ -77,6 +92,19 @@ class _Session:
 
     def finish(self, stop: str) -> Sequence[Delta]:
         return self.stream.finish(stop)
+
+
+@dataclass(frozen=True)
+class _ResponseSession:
+    stream: responses.ResponseStream
+
+    def feed(self, chunk: Chunk) -> list[dict[str, Any]]:
+        if chunk.token_ids is None:
+            return self.stream.feed_text(chunk.text)
+        return self.stream.feed(chunk.token_ids)
+
+    def finish(self, stop: str) -> list[dict[str, Any]]:
+        return self.stream.finish()
 
 
 def _registered() -> dict[str, Mapping[str, object]]:

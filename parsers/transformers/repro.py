@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import importlib.metadata
 
-from parsers import EngineRepro, Sample, family_tokenizer
+from parsers import EngineRepro, Sample, family_tokenizer, responses_request
 
-from . import serving
+from . import responses, serving
 from .adapter import TransformersParser, request_json
 
 CODE = '''
@@ -32,6 +32,23 @@ def run_stream(chunks: Iterable[Chunk], final_ids: list[int], request: dict = RE
     per_chunk = [stream.feed_text(c.text) if MODE == "chars" else stream.feed(list(c.token_ids or ()))
                  for c in chunks]
     return per_chunk, stream.finish(stop)
+
+
+RESPONSES_REQUEST = {responses_request!r}  # the same conversation asked on the Responses API
+
+
+def respond_batch() -> dict:
+    """The Responses API's non-streaming response (as JSON) to the whole output."""
+    return respond(server(), RESPONSES_REQUEST, PROMPT_TOKEN_IDS, OUTPUT_TOKEN_IDS)
+
+
+def respond_stream(chunks: Sequence[Chunk], final_ids: list[int]) -> tuple[list[list[dict]], list[dict]]:
+    """The Responses API's stream events, one list per chunk (the first also response.created and .in_progress),
+    then the end's."""
+    stream = ResponseStream(server(), RESPONSES_REQUEST, PROMPT_TOKEN_IDS)
+    per_chunk = [stream.feed_text(c.text) if MODE == "chars" else stream.feed(list(c.token_ids or ()))
+                 for c in chunks]
+    return per_chunk, stream.finish()
 '''
 
 
@@ -39,11 +56,13 @@ def engine_repro(parser: TransformersParser, sample: Sample, token_ids: tuple[in
                  tokenizer_file: str) -> EngineRepro:
     context = sample.context
     code = CODE.format(request=request_json(context), prompt_ids=parser.prompt_ids(context),
+                       responses_request=responses_request(context),
                        output_ids=list(token_ids), model_type=parser.pipeline.tool, tokenizer_file=tokenizer_file)
     return EngineRepro(
-        requirement=f"transformers=={importlib.metadata.version('transformers')}",
+        requirement=f"transformers=={importlib.metadata.version('transformers')}"
+        " (on the Responses API also fastapi and uvicorn, of its serving extra)",
         imports=("from transformers import PreTrainedTokenizerFast",),
-        sources=(serving,),
+        sources=(serving, responses),
         code=code,
         files={tokenizer_file: family_tokenizer(parser.family).to_str()},
         request_args=lambda other: {"request": request_json(other.context),
