@@ -29,11 +29,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from transformers.cli.serving.response import ResponseHandler
 from transformers.cli.serving.utils import DirectStreamer, response_events_to_chunks
 from transformers.utils.import_utils import is_serve_available
 
 from .serving import Server
+
+try:
+    from transformers.cli.serving.response import ResponseHandler
+except NameError as exc:  # its classes are built on the serving extra's names (fastapi's, a recent openai's)
+    raise ImportError(f"transformers' Responses handler cannot be imported here: {exc}") from exc
 
 MODEL = "graded"  # the model id the server echoes
 
