@@ -19,6 +19,7 @@ without a `call_id` or two with the same. The item layout (`Message.items`) is c
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import typing
 from collections.abc import Mapping, Sequence
@@ -152,9 +153,9 @@ class EventReader:
         final = message_of(self.terminal.get("response") or {}, self.faults)
         streamed = assemble(self.deltas)
         if normalized(streamed, keep_ids=True) != normalized(final, keep_ids=True):
-            final = Message(final.content, final.reasoning, final.tool_calls, final.finish_reason, final.items,
-                            (*final.faults, f"{self.terminal.get('type')}'s output differs from the events streamed: "
-                             f"{_difference(streamed, final)}"))
+            final = dataclasses.replace(final, faults=(
+                *final.faults, f"{self.terminal.get('type')}'s output differs from the events streamed: "
+                f"{_difference(streamed, final)}"))
         return [*deltas, Delta(finish_reason=final.finish_reason, items=final.items, faults=final.faults)]
 
     def _read(self, events: Sequence[Mapping[str, Any]]) -> list[Delta]:

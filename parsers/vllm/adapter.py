@@ -146,7 +146,7 @@ class VllmParser:
 
     def prepare_responses(self, context: RequestContext) -> Prepared:
         request = ResponsesRequest(**responses_request(context, model=None))
-        return responses.prepare(self.server, request, self.prompt_ids(context))
+        return self.server.prepare(request, self.prompt_ids(context))
 
     def respond(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext,
                 stop: str) -> dict[str, Any]:

@@ -45,7 +45,7 @@ RESPONSES_REQUEST = {responses_request!r}  # the same conversation asked on the 
 def respond_batch() -> dict:
     """The Responses API's non-streaming response (as JSON) to the whole output."""
     the_server = server()
-    prepared = prepare(the_server, ResponsesRequest(**RESPONSES_REQUEST), PROMPT_TOKEN_IDS)
+    prepared = the_server.prepare(ResponsesRequest(**RESPONSES_REQUEST), PROMPT_TOKEN_IDS)
     if the_server.harmony:
         return harmony_respond(the_server, prepared, OUTPUT_TOKEN_IDS, STOP)
     return respond(the_server, prepared, TEXT, OUTPUT_TOKEN_IDS, STOP)
@@ -55,7 +55,7 @@ def respond_stream(chunks: Sequence[Chunk], final_ids: list[int]) -> tuple[list[
     """The Responses API's stream events: response.created and .in_progress before the first engine output, one
     list per engine output, then the finish's."""
     the_server = server()
-    prepared = prepare(the_server, ResponsesRequest(**RESPONSES_REQUEST), PROMPT_TOKEN_IDS)
+    prepared = the_server.prepare(ResponsesRequest(**RESPONSES_REQUEST), PROMPT_TOKEN_IDS)
     stream = (HarmonyResponseStream if the_server.harmony else ResponseStream)(the_server, prepared)
     opening = stream.start()
     per_chunk = [(opening if n == 0 else []) + stream.step(c.text, list(c.token_ids or ()), None)

@@ -1,7 +1,7 @@
 """vLLM's Responses serving path (`OpenAIServingResponses`, `/v1/responses`), for the same server configuration.
 
 The request is rendered as chat's is, and a parser instance `adjust_request`s it (`OnlineRenderer.render_responses`
--> `preprocess_chat`); per request the server builds one parser with the effective template kwargs, then:
+-> `preprocess_chat`: `Server.prepare`, as for chat); per request the server builds one parser with the effective template kwargs, then:
 - batch (`_make_response_output_items`): `parse(text, request, model_output_token_ids=…)`, reasoning dropped
   unless `include_reasoning`, calls through `maybe_filter_parallel_tool_calls`, items by
   `build_response_output_items`, the response by `ResponsesResponse.from_request` ("incomplete" when cut by length);
@@ -20,7 +20,6 @@ Framework-free, as `serving.py` is, so that a standalone reproduction carries th
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,15 +55,6 @@ from .serving import Prepared, Server
 
 MAX_TOKENS = 4096  # the default the server derives from the model's context length; only the envelope shows it
 MODEL = "graded"
-
-
-def prepare(server: Server, request: ResponsesRequest, prompt_token_ids: list[int]) -> Prepared:
-    """What the server does before generation: the effective template kwargs, then `adjust_request`."""
-    template_kwargs = request.build_chat_params(None, "auto").chat_template_kwargs
-    prepared = Prepared(request, template_kwargs, prompt_token_ids)  # type: ignore[arg-type]
-    adjuster = server.new_parser(prepared)
-    adjuster.set_prompt_token_ids(prompt_token_ids)
-    return dataclasses.replace(prepared, request=adjuster.adjust_request(request=request))
 
 
 def _response(request: ResponsesRequest, output: list[Any], finish_reason: str | None,

@@ -24,6 +24,7 @@ from typing import Any
 from vllm.entrypoints.openai.chat_completion.message_assembly import assemble_chat_message_fields
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
 from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
+from vllm.entrypoints.openai.responses.protocol import ResponsesRequest
 from vllm.entrypoints.serve.utils.tool_calls_utils import resolve_finish_reason
 from vllm.parser.parser_manager import ParserManager
 
@@ -34,7 +35,7 @@ from parsers import Delta, Message, ToolCall, ToolCallDelta
 class Prepared:
     """One request after the server's rendering step: adjusted request, template kwargs, prompt ids."""
 
-    request: ChatCompletionRequest
+    request: ChatCompletionRequest | ResponsesRequest  # a Responses request is rendered and adjusted alike
     template_kwargs: dict[str, Any]
     prompt_token_ids: list[int]
 
@@ -89,7 +90,7 @@ class Server:
         return self.parser_cls(self.tokenizer, prepared.request.tools, chat_template_kwargs=prepared.template_kwargs,
                                **extra)
 
-    def prepare(self, request: ChatCompletionRequest, prompt_token_ids: list[int]) -> Prepared:
+    def prepare(self, request: ChatCompletionRequest | ResponsesRequest, prompt_token_ids: list[int]) -> Prepared:
         """What the server does before generation: template kwargs, prompt ids, `adjust_request`."""
         template_kwargs = request.build_chat_params(None, "auto").chat_template_kwargs
         prepared = Prepared(request, template_kwargs, prompt_token_ids)
