@@ -15,6 +15,7 @@ flight together share the server's globals as they are, whatever one of them lef
   suspends the whole coroutine chain each time the server asks for the next engine output, so the
   SSE events a step yields are exactly those caused by that output. Each `data:` event becomes one
   Delta, parsed from its JSON as a client reads it (role-only and usage-only events carry nothing).
+  `Stream` drives any of the server's SSE generators so: `responses.py` drives the Responses API's with it.
 
 The engine is a stand-in that replays the model's output: per step the text mlx-lm's streaming
 detokenizer yields for the step's token ids (special tokens stay text; a lone trailing space token is
@@ -29,10 +30,10 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from mlx_lm.tokenizer_utils import (
     BPEStreamingDetokenizer,
@@ -50,6 +51,7 @@ from vllm_mlx.reasoning import get_parser as get_reasoning_parser
 
 from parsers import Delta, Message, ToolCall, ToolCallDelta
 
+T = TypeVar("T")
 MAX_TOKENS = 4096  # the request's budget: larger than any sample, so only the sample's own stop counts
 
 
@@ -96,13 +98,18 @@ class ReplayEngine:
     is_mllm = False
     preserve_native_tool_format = False
 
-    def __init__(self, tokenizer: Any, prompt: str) -> None:
+    def __init__(self, tokenizer: Any, prompt: str, generated: GenerationOutput | None = None) -> None:
         self.tokenizer = tokenizer
         self.prompt = prompt
+        self.generated = generated  # the whole output, for a non-streaming `chat`
 
     def _apply_chat_template(self, messages: Sequence[dict[str, Any]], **kwargs: Any) -> str:
         """The rendered prompt (the server's implicit-thinking probe reads its end)."""
         return self.prompt
+
+    async def chat(self, messages: Sequence[dict[str, Any]], **kwargs: Any) -> GenerationOutput:
+        assert self.generated is not None, "a non-streaming chat needs the generated output"
+        return self.generated
 
     async def stream_chat(self, messages: Sequence[dict[str, Any]], **kwargs: Any) -> Any:
         while True:
@@ -162,13 +169,14 @@ class Server:
                 "_reasoning_parser_name": self.reasoning}
 
     @contextmanager
-    def configured(self, stream: Stream | None = None) -> Iterator[None]:
+    def configured(self, engine: ReplayEngine, stream: Stream | None = None) -> Iterator[None]:
         """The server module's globals as this server holds them, restored on exit: those of a fresh start when
-        no stream is open, else as the last call left them. `stream` is the stream the call serves: open until
-        it is done or a call of it raises."""
-        saved = {name: getattr(mlx_server, name) for name in _GLOBALS}
+        no stream is open, else as the last call left them; its loaded engine (`get_engine()`) is `engine`.
+        `stream` is the stream the call serves: open until it is done or a call of it raises."""
+        saved = {name: getattr(mlx_server, name) for name in (*_GLOBALS, "_engine")}
         for name, value in (self.held if self.open_streams else self.started()).items():
             setattr(mlx_server, name, value)
+        mlx_server._engine = engine
         ended = False
         try:
             yield
@@ -203,7 +211,7 @@ class Server:
         """A non-streaming response whose generated text is `text`, ended by `stop`."""
         request = self.request({**body, "stream": False})
         engine = ReplayEngine(self.tokenizer, prompt)
-        with self.configured():
+        with self.configured(engine):
             prepared = mlx_server._prepare_chat_completion_invocation(engine, request, MAX_TOKENS)
             reasoning, cleaned, calls = mlx_server._extract_reasoning_and_tool_calls(
                 text, request, allow_reasoning=not mlx_server._thinking_disabled(request, prepared.chat_kwargs),
@@ -213,40 +221,54 @@ class Server:
         return Message(content=(clean_output_text(cleaned) if cleaned else None) or "", reasoning=reasoning or "",
                        tool_calls=tool_calls, finish_reason="tool_calls" if calls else stop)
 
-    def open_stream(self, body: dict[str, Any], prompt: str) -> Stream:
-        return Stream(self, self.request({**body, "stream": True}), ReplayEngine(self.tokenizer, prompt))
+    def open_stream(self, body: dict[str, Any], prompt: str) -> Stream[Delta]:
+        request = self.request({**body, "stream": True})
+
+        def sse(engine: ReplayEngine) -> AsyncIterator[str]:
+            prepared = mlx_server._prepare_chat_completion_invocation(engine, request, MAX_TOKENS)
+            return mlx_server.stream_chat_completion(engine, prepared.messages, request, **prepared.chat_kwargs)
+
+        return Stream(self, ReplayEngine(self.tokenizer, prompt), sse, chat_deltas)
 
 
-class Stream:
-    """One streamed response: `feed` per engine output (text or token ids), `finish` on the last, empty one."""
+def chat_deltas(event: str) -> list[Delta]:
+    """A chat completion chunk's delta, unless it carries nothing."""
+    found = delta(event)
+    return [] if found is None or found.empty else [found]
 
-    def __init__(self, server: Server, request: ChatCompletionRequest, engine: ReplayEngine) -> None:
+
+class Stream(Generic[T]):
+    """One streamed response: `feed` per engine output (text or token ids), `finish` on the last, empty one; each
+    returns what `read` makes of the SSE events the server yielded meanwhile. `sse(engine)` starts the server's
+    event generator (called with the server configured)."""
+
+    def __init__(self, server: Server, engine: ReplayEngine, sse: Callable[[ReplayEngine], AsyncIterator[str]],
+                 read: Callable[[str], list[T]]) -> None:
         self.server = server
+        self.engine = engine
+        self.read = read
         self.detok = detokenizer(server.tokenizer)
         self.text = ""
         self.steps = 0
         self.done = False
-        with server.configured(self):
-            prepared = mlx_server._prepare_chat_completion_invocation(engine, request, MAX_TOKENS)
-            self.sse = mlx_server.stream_chat_completion(engine, prepared.messages, request, **prepared.chat_kwargs)
+        with server.configured(engine, self):
+            self.sse = sse(engine)
         self.waiting: Any = None  # the server's coroutine, suspended where it asked for the next output
-        self._advance(None)  # the role chunk, up to the server's first request for output
+        self.opening = self._advance(None)  # what the server sends before its first request for output
 
-    def _advance(self, output: GenerationOutput | None) -> list[Delta]:
-        """Hand the server one engine output; the deltas of the SSE events it yields before asking again."""
-        deltas: list[Delta] = []
+    def _advance(self, output: GenerationOutput | None) -> list[T]:
+        """Hand the server one engine output; what `read` makes of the SSE events it yields before asking again."""
+        read: list[T] = []
         coroutine, value = self.waiting, output
         self.waiting = None
-        with self.server.configured(self):
+        with self.server.configured(self.engine, self):
             while not self.done:
                 if coroutine is None:
                     coroutine, value = self.sse.__anext__(), None
                 try:
                     suspended = coroutine.send(value)
                 except StopIteration as event:
-                    found = delta(event.value)
-                    if found is not None and not found.empty:
-                        deltas.append(found)
+                    read += self.read(event.value)
                     coroutine = None
                     continue
                 except StopAsyncIteration:
@@ -256,7 +278,7 @@ class Stream:
                     raise RuntimeError(f"the server awaited something other than the engine: {suspended!r}")
                 self.waiting = coroutine
                 break
-        return deltas
+        return read
 
     def _output(self, new_text: str, finished: bool, finish_reason: str | None) -> GenerationOutput:
         self.text += new_text
@@ -264,7 +286,7 @@ class Stream:
         return GenerationOutput(text=self.text, new_text=new_text, completion_tokens=self.steps,
                                 finished=finished, finish_reason=finish_reason)
 
-    def feed(self, text: str, token_ids: Sequence[int] | None = None) -> list[Delta]:
+    def feed(self, text: str, token_ids: Sequence[int] | None = None) -> list[T]:
         """One engine output: the detokenized text of `token_ids`, or `text` itself when there are none."""
         if token_ids is not None:
             for token in token_ids:
@@ -272,6 +294,6 @@ class Stream:
             text = self.detok.last_segment
         return self._advance(self._output(text, False, None))
 
-    def finish(self, stop: str) -> list[Delta]:
+    def finish(self, stop: str) -> list[T]:
         self.detok.finalize()
         return self._advance(self._output(self.detok.last_segment, True, stop))
