@@ -10,6 +10,7 @@ from __future__ import annotations
 from parsers import Engine, Pipeline, mapping
 
 ENGINE = "vllm-mlx"
+SURFACES = ("chat", "responses")  # `/v1/responses` too: `responses.py`
 
 # parser under test -> (family, --tool-call-parser, --reasoning-parser), as `vllm-mlx serve
 # --enable-auto-tool-choice` would be started. vllm-mlx has no Kimi, MiniMax or Granite reasoning parser:

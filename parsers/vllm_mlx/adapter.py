@@ -4,6 +4,7 @@
 The request a case implies is the one a client would send; the chat template's rendered prompt ends
 with the case's prompt tail (e.g. a prefilled `<think>`), which the server probes. Token-tier chunks
 reach the server as mlx-lm's detokenizer decodes their ids; char-tier chunks (no ids) as their text.
+The same server answers on the Responses API (`responses.py`), asked the same conversation.
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ from parsers import (
     coverage,
     family_tokenizer,
     kept_in_content,
+    responses_request,
 )
 
+from . import responses
 from .serving import Server, Stream
 
 PROMPT = "<|user|>\nPlease help.\n<|assistant|>\n"  # the rendered prompt, before the case's tail
@@ -58,12 +61,23 @@ def prompt(context: RequestContext) -> str:
 
 @dataclass(frozen=True)
 class _Session:
-    stream: Stream
+    stream: Stream[Delta]
 
     def feed(self, chunk: Chunk) -> Sequence[Delta]:
         return self.stream.feed(chunk.text, chunk.token_ids)
 
     def finish(self, stop: str) -> Sequence[Delta]:
+        return self.stream.finish(stop)
+
+
+@dataclass(frozen=True)
+class _ResponseSession:
+    stream: responses.ResponseStream
+
+    def feed(self, chunk: Chunk) -> list[dict[str, Any]]:
+        return self.stream.feed(chunk.text, chunk.token_ids)
+
+    def finish(self, stop: str) -> list[dict[str, Any]]:
         return self.stream.finish(stop)
 
 
@@ -85,6 +99,15 @@ class VllmMlxParser:
 
     def open_stream(self, context: RequestContext) -> _Session:
         return _Session(self.server.open_stream(request_json(context), prompt(context)))
+
+    def respond(self, text: str, token_ids: tuple[int, ...] | None, context: RequestContext,
+                stop: str) -> dict[str, Any]:
+        """`/v1/responses` without streaming."""
+        return responses.respond(self.server, responses_request(context), prompt(context),
+                                 self.output_text(text, token_ids), stop)
+
+    def open_response_stream(self, context: RequestContext) -> _ResponseSession:
+        return _ResponseSession(responses.ResponseStream(self.server, responses_request(context), prompt(context)))
 
 
 def _registered() -> dict[str, Mapping[str, object]]:

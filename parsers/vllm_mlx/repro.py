@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import importlib.metadata
 
-from parsers import EngineRepro, Sample, family_tokenizer
+from parsers import EngineRepro, Sample, family_tokenizer, responses_request
 
-from . import serving
+from . import responses, serving
 from .adapter import VllmMlxParser, prompt, request_json
 
 CODE = '''
@@ -33,17 +33,35 @@ def run_stream(chunks: Iterable[Chunk], final_ids: list[int], request: dict = RE
     stream = server().open_stream(request, prompt)
     per_chunk = [stream.feed(chunk.text, None if MODE == "chars" else chunk.token_ids) for chunk in chunks]
     return per_chunk, stream.finish(stop)
+
+
+RESPONSES_REQUEST = {responses_request!r}  # the same conversation asked on the Responses API
+
+
+def respond_batch() -> dict:
+    """The Responses API's non-streaming response (as JSON) to the whole output."""
+    the_server = server()
+    return respond(the_server, RESPONSES_REQUEST, PROMPT, the_server.decoded(TOKEN_IDS), STOP)
+
+
+def respond_stream(chunks: Sequence[Chunk], final_ids: list[int]) -> tuple[list[list[dict]], list[dict]]:
+    """The Responses API's stream events, one list per chunk (the first also response.created and .in_progress),
+    then the last output's."""
+    stream = ResponseStream(server(), RESPONSES_REQUEST, PROMPT)
+    per_chunk = [stream.feed(chunk.text, None if MODE == "chars" else chunk.token_ids) for chunk in chunks]
+    return per_chunk, stream.finish(STOP)
 '''
 
 
 def engine_repro(parser: VllmMlxParser, sample: Sample, token_ids: tuple[int, ...], tokenizer_file: str) -> EngineRepro:
     context = sample.context
     code = CODE.format(request=request_json(context), prompt=prompt(context), tool=parser.pipeline.tool,
+                       responses_request=responses_request(context),
                        reasoning=parser.pipeline.reasoning, tokenizer_file=tokenizer_file)
     return EngineRepro(
         requirement=f"vllm-mlx=={importlib.metadata.version('vllm-mlx')} (mlx-cpu on Linux)",
         imports=("from transformers import PreTrainedTokenizerFast",),
-        sources=(serving,),
+        sources=(serving, responses),
         code=code,
         files={tokenizer_file: family_tokenizer(parser.family).to_str()},
         request_args=lambda other: {"request": request_json(other.context), "prompt": prompt(other.context),
