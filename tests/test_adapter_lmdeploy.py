@@ -6,26 +6,19 @@ fails instead of skipping when REQUIRE_ENGINES names it).
 from __future__ import annotations
 
 import importlib
-import os
 
 import pytest
+from installed import installed_engine
 
 from contract.cases.catalog import case
 from contract.cases.family import Sample
 from contract.streams.tokenizer import encode_markup, family_tokenizer
 from fixtures import family
 
-REQUIRED = set(filter(None, os.environ.get("REQUIRE_ENGINES", "").split(",")))
-
 
 @pytest.fixture(scope="module")
 def adapter() -> object:
-    try:
-        importlib.import_module("parsers.lmdeploy").load()
-    except ImportError as exc:
-        if "lmdeploy" in REQUIRED:
-            pytest.fail(f"lmdeploy must be installed here (REQUIRE_ENGINES): {exc}")
-        pytest.skip(f"lmdeploy is not installed here: {exc}")
+    installed_engine("lmdeploy")
     return importlib.import_module("parsers.lmdeploy.adapter")
 
 

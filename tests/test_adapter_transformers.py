@@ -5,28 +5,20 @@
 
 from __future__ import annotations
 
-import importlib
-import os
 from typing import Any
 
 import pytest
+from installed import installed_engine
 
 from contract.cases.catalog import case
 from contract.cases.family import Sample
 from contract.cases.model import Chunk
 from fixtures import family
 
-REQUIRED = set(filter(None, os.environ.get("REQUIRE_ENGINES", "").split(",")))
-
 
 @pytest.fixture(scope="module")
 def engine() -> Any:
-    try:
-        return importlib.import_module("parsers.transformers").load()
-    except ImportError as exc:
-        if "transformers" in REQUIRED:
-            pytest.fail(f"transformers must be installed here (REQUIRE_ENGINES): {exc}")
-        pytest.skip(f"transformers is not installed here: {exc}")
+    return installed_engine("transformers")
 
 
 def _subject(engine: Any, case_id: str) -> tuple[Any, Sample]:
